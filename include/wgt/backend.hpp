@@ -1,0 +1,75 @@
+// The backend interface: every backend executes OpCalls on tensors that live on its device.
+// The runtime (policy) decides which backend runs a call; backends never decide policy.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wgt/ops.hpp"
+#include "wgt/tensor.hpp"
+
+namespace wgt {
+
+enum class OpKind : uint8_t {
+  Unary, Binary, Where, Cast, Fill, Arange, RandUniform, RandNormal, Reduce, MatMul,
+  Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
+};
+const char* op_kind_name(OpKind);
+
+struct OpAttrs {
+  UnaryOp unary = UnaryOp::Neg;
+  BinaryOp binary = BinaryOp::Add;
+  ReduceOp reduce = ReduceOp::Sum;
+  std::vector<int64_t> axes;  // Reduce: normalized, sorted
+  bool keepdim = false;
+  bool transpose_b = false;   // MatMul
+  int64_t axis = 0;           // Softmax/Concat/IndexSelect/Gather (normalized)
+  double eps = 0.0;           // norms
+  double scalar0 = 0.0;       // Fill value / Arange start / rand low|mean
+  double scalar1 = 0.0;       // Arange step / rand high|stddev
+  uint64_t seed = 0;          // rand
+  bool has_weight = false;    // norms: inputs[1] is weight
+  bool has_bias = false;      // LayerNorm: inputs[2] (or [1] without weight) is bias
+};
+
+// One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,
+// contiguous, on the executing backend's device.
+struct OpCall {
+  OpKind kind;
+  std::string name;  // public op name, e.g. "add", "matmul_t"
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  OpAttrs attrs;
+  // Estimated work (elementwise-equivalent flops) for load thresholds.
+  double work = 0.0;
+};
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, when !ok
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu-reference", "cpu-fast", "webgpu:0"
+  virtual Device device() const = 0;
+  // Capability check: can this backend run the call (dtypes, ranks, sizes, device limits)?
+  virtual Support supports(const OpCall& call) const = 0;
+  // Runs the call. Inputs and outputs are on device(). May be asynchronous on device backends.
+  virtual void execute(OpCall& call) = 0;
+};
+
+// Device backends also manage memory and transfers.
+class DeviceBackend : public Backend {
+ public:
+  virtual std::shared_ptr<DeviceBuffer> allocate(size_t nbytes) = 0;  // throws OutOfMemory
+  virtual void write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) = 0;
+  virtual void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) = 0;  // waits
+  virtual void synchronize() = 0;
+  virtual uint64_t domain() const = 0;
+};
+
+}  // namespace wgt

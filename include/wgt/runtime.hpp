@@ -1,0 +1,106 @@
+// The runtime: owns the backends, applies the execution policy to every op call, and keeps
+// the observable record of its decisions.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wgt/backend.hpp"
+
+namespace wgt {
+
+enum class CpuMode { Reference, Fast };
+enum class PolicyMode { Auto, GpuStrict, CpuOnly };
+
+struct Policy {
+  PolicyMode mode = PolicyMode::Auto;
+  CpuMode cpu_mode = CpuMode::Fast;
+  bool allow_fallback = true;  // Auto: run on CPU when WebGPU cannot
+  // Load threshold: calls whose inputs are all on the host and whose estimated work is below
+  // this run on CPU (in elementwise-equivalent operations).
+  double min_gpu_work = 1 << 16;
+  // Device-memory budget in bytes; 0 = default (adapter heaps, else 2 GiB).
+  uint64_t memory_budget = 0;
+  bool trace = false;  // print one line per decision to stderr
+};
+
+// Reads WGT_POLICY, WGT_CPU_MODE, WGT_FALLBACK, WGT_MIN_GPU_WORK, WGT_MEMORY_BUDGET, WGT_TRACE.
+Policy policy_from_env(Policy base = {});
+
+struct OpDecision {
+  std::string op;
+  std::string backend;  // backend that ran it
+  std::string reason;   // why that backend
+  bool fallback = false;
+};
+
+struct OpCounters {
+  uint64_t calls = 0;
+  uint64_t fallbacks = 0;
+  double seconds = 0;  // host-side time spent dispatching (device work is asynchronous)
+};
+
+struct RuntimeStats {
+  std::map<std::string, std::map<std::string, OpCounters>> per_op;  // op -> backend -> counters
+  uint64_t bytes_uploaded = 0;
+  uint64_t bytes_downloaded = 0;
+  uint64_t evictions = 0;
+  uint64_t fallbacks = 0;
+};
+
+struct OutSpec {
+  Shape shape;
+  DType dtype;
+};
+
+class Runtime {
+ public:
+  static Runtime& get();
+
+  const Policy& policy() const { return policy_; }
+  void set_policy(const Policy& p) { policy_ = p; }
+
+  Backend& cpu_backend(CpuMode mode);
+  Backend& cpu_backend() { return cpu_backend(policy_.cpu_mode); }
+  // nullptr when WebGPU (or that adapter index) is unavailable; `why` gets the reason.
+  DeviceBackend* webgpu_backend(int index = 0, std::string* why = nullptr);
+  DeviceBackend& device_backend(Device d, const char* op);  // throws Unsupported if unavailable
+
+  // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.
+  std::vector<Tensor> run(OpCall& call, const std::vector<OutSpec>& outs, Device target);
+  Tensor run1(OpCall& call, const OutSpec& out, Device target) { return run(call, {out}, target)[0]; }
+
+  // Transfers, counted in stats.
+  void upload(Storage& s);     // host bytes -> (new) device buffer; keeps host copy dropped
+  void download(Storage& s);   // device buffer -> host bytes (buffer kept)
+  // Reads bytes of a device storage (resident or evicted) into host memory; waits.
+  void read_bytes(const Storage& s, size_t offset, void* dst, size_t nbytes);
+  void synchronize();
+
+  const OpDecision& last_decision() const { return last_; }
+  const std::vector<OpDecision>& trace_log() const { return log_; }
+  void set_record_log(bool on) { record_log_ = on; if (!on) log_.clear(); }
+  const RuntimeStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; log_.clear(); }
+  RuntimeStats& mutable_stats() { return stats_; }
+
+ private:
+  Runtime();
+  Policy policy_;
+  std::unique_ptr<Backend> cpu_ref_, cpu_fast_;
+  std::vector<std::unique_ptr<DeviceBackend>> webgpu_;
+  bool webgpu_probed_ = false;
+  std::string webgpu_why_;
+  OpDecision last_;
+  std::vector<OpDecision> log_;
+  bool record_log_ = false;
+  RuntimeStats stats_;
+};
+
+// Convenience.
+bool webgpu_available(std::string* why = nullptr);
+void synchronize();
+
+}  // namespace wgt

@@ -1,0 +1,70 @@
+// Storage: one allocation of bytes with a known identity, living on the host or on a device.
+// A device storage may temporarily hold its bytes on the host (evicted by the residency
+// manager); the handle stays valid and the data is re-uploaded on next use.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "wgt/device.hpp"
+
+namespace wgt {
+
+// A buffer owned by a device backend. `domain()` identifies the runtime instance (device) that
+// allocated it, so a buffer from another device or runtime is rejected instead of misread.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual uint64_t domain() const = 0;
+  virtual size_t nbytes() const = 0;
+};
+
+// Host bytes, 64-byte aligned.
+struct HostBytes {
+  explicit HostBytes(size_t n);
+  ~HostBytes();
+  HostBytes(const HostBytes&) = delete;
+  HostBytes& operator=(const HostBytes&) = delete;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+class Storage {
+ public:
+  Storage(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  uint64_t id() const { return id_; }  // unique per allocation, process-wide
+
+  // Host bytes: always present for CPU storage; for device storage only while evicted/staged.
+  uint8_t* host_data() const { return host_ ? host_->data : nullptr; }
+  bool has_host() const { return static_cast<bool>(host_); }
+  void ensure_host();   // allocates (uninitialized) host bytes if missing
+  void drop_host() { host_.reset(); }
+
+  // Device buffer, present while resident.
+  const std::shared_ptr<DeviceBuffer>& buffer() const { return buffer_; }
+  void set_buffer(std::shared_ptr<DeviceBuffer> b) { buffer_ = std::move(b); }
+  bool resident() const { return static_cast<bool>(buffer_); }
+
+  // Residency-manager state.
+  bool pinned() const { return pinned_; }
+  void set_pinned(bool p) { pinned_ = p; }
+  uint64_t last_use() const { return last_use_; }
+  void touch(uint64_t tick) { last_use_ = tick; }
+
+ private:
+  size_t nbytes_;
+  Device device_;
+  uint64_t id_;
+  std::unique_ptr<HostBytes> host_;
+  std::shared_ptr<DeviceBuffer> buffer_;
+  bool pinned_ = false;
+  uint64_t last_use_ = 0;
+};
+
+}  // namespace wgt

@@ -1,0 +1,14 @@
+// Umbrella header of the wgtensor public API.
+#pragma once
+#include "wgt/backend.hpp"
+#include "wgt/device.hpp"
+#include "wgt/dtype.hpp"
+#include "wgt/error.hpp"
+#include "wgt/ops.hpp"
+#include "wgt/runtime.hpp"
+#include "wgt/shape.hpp"
+#include "wgt/tensor.hpp"
+
+namespace wgt {
+const char* version();
+}

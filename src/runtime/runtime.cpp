@@ -1,0 +1,194 @@
+// Runtime: backend ownership, the execution policy applied to each op call, transfers, stats.
+#include "wgt/runtime.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/cpu_backend.hpp"
+#include "webgpu/webgpu_factory.hpp"
+#include "wgt/wgt.hpp"
+
+namespace wgt {
+
+const char* version() { return "0.1.0"; }
+
+static double env_double(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (*end != '\0')
+    throw_error(ErrorKind::InvalidArgument, "policy_from_env", std::string(name) + "='" + v + "' is not a number");
+  return d;
+}
+
+Policy policy_from_env(Policy p) {
+  if (const char* m = std::getenv("WGT_POLICY"); m && *m) {
+    std::string s = m;
+    if (s == "auto") p.mode = PolicyMode::Auto;
+    else if (s == "gpu-strict") p.mode = PolicyMode::GpuStrict;
+    else if (s == "cpu-only") p.mode = PolicyMode::CpuOnly;
+    else throw_error(ErrorKind::InvalidArgument, "policy_from_env", "WGT_POLICY='" + s + "'; use auto, gpu-strict or cpu-only");
+  }
+  if (const char* m = std::getenv("WGT_CPU_MODE"); m && *m) {
+    std::string s = m;
+    if (s == "fast") p.cpu_mode = CpuMode::Fast;
+    else if (s == "reference") p.cpu_mode = CpuMode::Reference;
+    else throw_error(ErrorKind::InvalidArgument, "policy_from_env", "WGT_CPU_MODE='" + s + "'; use fast or reference");
+  }
+  p.allow_fallback = env_double("WGT_FALLBACK", p.allow_fallback ? 1 : 0) != 0;
+  p.min_gpu_work = env_double("WGT_MIN_GPU_WORK", p.min_gpu_work);
+  p.memory_budget = static_cast<uint64_t>(env_double("WGT_MEMORY_BUDGET", static_cast<double>(p.memory_budget)));
+  p.trace = env_double("WGT_TRACE", p.trace ? 1 : 0) != 0;
+  return p;
+}
+
+Runtime& Runtime::get() {
+  static Runtime rt;
+  return rt;
+}
+
+Runtime::Runtime() {
+  policy_ = policy_from_env();
+  cpu_ref_ = make_cpu_backend(CpuMode::Reference);
+  cpu_fast_ = make_cpu_backend(CpuMode::Fast);
+}
+
+Backend& Runtime::cpu_backend(CpuMode mode) { return mode == CpuMode::Reference ? *cpu_ref_ : *cpu_fast_; }
+
+DeviceBackend* Runtime::webgpu_backend(int index, std::string* why) {
+  if (!webgpu_probed_) {
+    webgpu_probed_ = true;
+    webgpu_ = create_webgpu_backends(&webgpu_why_);
+  }
+  if (index >= 0 && index < static_cast<int>(webgpu_.size())) return webgpu_[index].get();
+  if (why) {
+    *why = webgpu_.empty() ? webgpu_why_
+                           : "adapter index " + std::to_string(index) + " not present (" +
+                                 std::to_string(webgpu_.size()) + " adapter(s))";
+  }
+  return nullptr;
+}
+
+DeviceBackend& Runtime::device_backend(Device d, const char* op) {
+  if (d.is_cpu()) throw_error(ErrorKind::InvalidArgument, op, "cpu is not a device backend");
+  std::string why;
+  DeviceBackend* b = webgpu_backend(d.index, &why);
+  if (!b) throw_error(ErrorKind::Unsupported, op, d.str() + " is not available: " + why);
+  return *b;
+}
+
+bool webgpu_available(std::string* why) { return Runtime::get().webgpu_backend(0, why) != nullptr; }
+void synchronize() { Runtime::get().synchronize(); }
+
+void Runtime::synchronize() {
+  for (auto& b : webgpu_) b->synchronize();
+}
+
+void Runtime::upload(Storage& s) {
+  DeviceBackend& b = device_backend(s.device(), "upload");
+  auto buf = b.allocate(s.nbytes());
+  if (s.has_host() && s.nbytes()) {
+    b.write(*buf, 0, s.host_data(), s.nbytes());
+    stats_.bytes_uploaded += s.nbytes();
+  }
+  s.set_buffer(std::move(buf));
+  s.drop_host();
+}
+
+void Runtime::download(Storage& s) {
+  if (!s.resident()) return;
+  DeviceBackend& b = device_backend(s.device(), "download");
+  s.ensure_host();
+  if (s.nbytes()) b.read(*s.buffer(), 0, s.host_data(), s.nbytes());
+  stats_.bytes_downloaded += s.nbytes();
+}
+
+void Runtime::read_bytes(const Storage& s, size_t offset, void* dst, size_t nbytes) {
+  if (offset + nbytes > s.nbytes())
+    throw_error(ErrorKind::OutOfRange, "read_bytes", "range exceeds storage of " + std::to_string(s.nbytes()) + " bytes");
+  if (nbytes == 0) return;
+  if (s.resident()) {
+    DeviceBackend& b = device_backend(s.device(), "download");
+    b.read(*s.buffer(), offset, dst, nbytes);
+    stats_.bytes_downloaded += nbytes;
+  } else if (s.has_host()) {
+    std::memcpy(dst, s.host_data() + offset, nbytes);
+  } else {
+    throw_error(ErrorKind::RuntimeState, "read_bytes", "storage has neither a device buffer nor host bytes");
+  }
+}
+
+static std::string describe(const OpCall& call) {
+  std::string s = call.name + "(";
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (i) s += ", ";
+    s += call.inputs[i].defined() ? std::string(dtype_name(call.inputs[i].dtype())) + shape_str(call.inputs[i].shape()) : "none";
+  }
+  return s + ")";
+}
+
+std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
+  auto t0 = std::chrono::steady_clock::now();
+  Backend* chosen = nullptr;
+  std::string reason;
+  bool fallback = false;
+  Backend& cpu = cpu_backend();
+  if (policy_.mode == PolicyMode::CpuOnly) {
+    chosen = &cpu;
+    reason = "policy cpu-only";
+  } else {
+    std::string why;
+    DeviceBackend* gpu = webgpu_backend(target.is_webgpu() ? target.index : 0, &why);
+    bool want_gpu = target.is_webgpu() || policy_.mode == PolicyMode::GpuStrict ||
+                    (gpu && call.work >= policy_.min_gpu_work);
+    if (!want_gpu) {
+      chosen = &cpu;
+      reason = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
+    } else if (!gpu) {
+      if (policy_.mode == PolicyMode::GpuStrict || (target.is_webgpu() && !policy_.allow_fallback))
+        throw_error(ErrorKind::Unsupported, call.name, describe(call) + ": webgpu unavailable: " + why);
+      chosen = &cpu;
+      reason = "webgpu unavailable: " + why;
+      fallback = target.is_webgpu();
+    } else if (Support s = gpu->supports(call); s.ok) {
+      chosen = gpu;
+      reason = target.is_webgpu() ? "inputs resident on " + target.str() : "work above threshold";
+    } else {
+      if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback)
+        throw_error(ErrorKind::Unsupported, call.name,
+                    describe(call) + " not supported on " + gpu->name() + ": " + s.reason +
+                        "; use policy auto with fallback, or move the inputs to cpu");
+      chosen = &cpu;
+      reason = "fallback: " + s.reason;
+      fallback = true;
+    }
+  }
+  if (chosen == &cpu) {
+    if (Support s = cpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, call.name, describe(call) + " not supported on " + cpu.name() + ": " + s.reason);
+  }
+  const Device dev = chosen->device();
+  for (auto& in : call.inputs)
+    if (in.defined() && in.device() != dev) in = in.to(dev);
+  call.outputs.clear();
+  for (const auto& o : outs) call.outputs.push_back(Tensor::empty(o.shape, o.dtype, dev));
+  chosen->execute(call);
+  std::vector<Tensor> results = call.outputs;
+  for (auto& r : results)
+    if (r.device() != target) r = r.to(target);
+
+  last_ = {call.name, chosen->name(), reason, fallback};
+  auto& c = stats_.per_op[call.name][chosen->name()];
+  c.calls++;
+  if (fallback) { c.fallbacks++; stats_.fallbacks++; }
+  c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (record_log_) log_.push_back(last_);
+  if (policy_.trace)
+    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), chosen->name().c_str(), reason.c_str());
+  return results;
+}
+
+}  // namespace wgt

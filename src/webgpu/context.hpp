@@ -1,0 +1,116 @@
+// Internal interface of the WebGPU backend that kernel launchers program against.
+// Implemented in src/webgpu/context.cpp (Dawn loader, device, pools, pipelines, batching).
+//
+// Conventions for kernels (see docs/webgpu.md):
+//  * A kernel = one .wgsl file in src/webgpu/shaders/ + one launcher in src/webgpu/kernels/.
+//  * Storage bindings 0..n-1 in the order of Dispatch::args, then (if params_size > 0) the
+//    params uniform at binding n, all in @group(0). Pipelines use the automatic layout.
+//  * Tensors are bound whole (binding offset 0); element offsets/strides travel in params.
+//  * Shader variants: every "{{NAME}}" in the source is replaced by the define's value, and a
+//    line `#include "other"` is replaced by the embedded shader `other` (e.g. common code).
+//  * Device buffers are sized up to a multiple of 4 bytes, so u8/bool/f16 data can be read
+//    as array<u32>.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wgt/backend.hpp"
+
+namespace wgt::webgpu {
+
+struct Features {
+  bool shader_f16 = false;
+  bool subgroups = false;
+  bool timestamp_query = false;
+  bool subgroup_matrix = false;
+};
+
+struct Limits {
+  uint64_t max_buffer_size = 0;
+  uint64_t max_storage_buffer_binding_size = 0;
+  uint32_t max_compute_workgroups_per_dimension = 65535;
+  uint32_t max_compute_invocations_per_workgroup = 256;
+  uint32_t max_compute_workgroup_size_x = 256;
+  uint32_t max_compute_workgroup_storage_size = 16384;
+  uint32_t max_storage_buffers_per_shader_stage = 8;
+  uint32_t min_uniform_buffer_offset_alignment = 256;
+  uint32_t min_storage_buffer_offset_alignment = 256;
+  uint32_t subgroup_min_size = 0;
+  uint32_t subgroup_max_size = 0;
+};
+
+struct ShaderVariant {
+  std::string shader;                                        // embedded shader name (file stem)
+  std::vector<std::pair<std::string, std::string>> defines;  // {{NAME}} -> value
+  std::string key() const;                                   // pipeline-cache key
+};
+
+class Pipeline;  // opaque, owned by the context's cache
+
+struct Arg {
+  const DeviceBuffer* buffer = nullptr;
+  bool read_only = true;
+};
+
+struct Dispatch {
+  const Pipeline* pipeline = nullptr;
+  std::vector<Arg> args;
+  const void* params = nullptr;
+  size_t params_size = 0;
+  uint32_t groups_x = 1, groups_y = 1, groups_z = 1;
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual const Features& features() const = 0;
+  virtual const Limits& limits() const = 0;
+  virtual uint32_t subgroup_size() const = 0;  // adapter's typical size (0 if unknown)
+
+  // Compiles (once; cached by variant.key()) a compute pipeline with entry point "main".
+  // Shader compilation errors raise wgt::Error(RuntimeState) with the WGSL diagnostics.
+  virtual const Pipeline* pipeline(const ShaderVariant& variant) = 0;
+  // Records a dispatch into the current batch (no host wait).
+  virtual void dispatch(const Dispatch& d) = 0;
+  // Submits the current batch (still no wait).
+  virtual void flush() = 0;
+
+  // Binding for a tensor resident on this device (throws RuntimeState if it is not).
+  Arg arg(const Tensor& t, bool read_only = true) const;
+
+  // Splits a 1-D count of workgroups into (x, y) within the per-dimension limit.
+  std::pair<uint32_t, uint32_t> grid(uint64_t groups) const;
+
+  // Runs the strided->contiguous copy kernel when t is not contiguous (or has an offset),
+  // returning a contiguous, offset-0 tensor on this device; returns t otherwise.
+  virtual Tensor compact(const Tensor& t) = 0;
+};
+
+// ---- kernel registry ----
+using KernelCheck = Support (*)(const Context&, const OpCall&);
+using KernelLaunch = void (*)(Context&, OpCall&);
+
+struct KernelEntry {
+  OpKind kind;
+  KernelCheck check;
+  KernelLaunch launch;
+};
+
+class KernelRegistry {
+ public:
+  void add(OpKind kind, KernelCheck check, KernelLaunch launch) { entries_.push_back({kind, check, launch}); }
+  const std::vector<KernelEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<KernelEntry> entries_;
+};
+
+// One registration function per kernel family (src/webgpu/kernels/<family>.cpp).
+void register_elementwise_kernels(KernelRegistry&);  // Copy, Unary, Binary, Where, Cast, Fill, Arange, Rand*
+void register_reduce_kernels(KernelRegistry&);       // Reduce, Softmax, LogSoftmax, RMSNorm, LayerNorm
+void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_b)
+void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
+
+}  // namespace wgt::webgpu
