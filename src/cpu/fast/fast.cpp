@@ -2,11 +2,16 @@
 // false for calls outside its fast path and the fast backend then runs the reference kernel.
 #include "cpu/fast/fast.hpp"
 
+#include <atomic>
+
 #include "cpu/fast/kernels.hpp"
 
 namespace wgt::cpu_fast {
 
-bool try_execute(OpCall& call) {
+namespace {
+std::atomic<uint64_t> g_hits{0};
+
+bool dispatch(OpCall& call) {
   for (const Tensor& t : call.outputs)
     if (!t.defined() || !t.device().is_cpu()) return false;
   for (const Tensor& t : call.inputs)
@@ -25,5 +30,14 @@ bool try_execute(OpCall& call) {
     default: return false;
   }
 }
+}  // namespace
+
+bool try_execute(OpCall& call) {
+  if (!dispatch(call)) return false;
+  g_hits.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t fast_path_hits() { return g_hits.load(std::memory_order_relaxed); }
 
 }  // namespace wgt::cpu_fast
