@@ -261,8 +261,9 @@ void launch_cast(Context& ctx, OpCall& c) {
 
 // ---- Binary ----
 std::string binary_expr(BinaryOp op, bool f) {
-  const std::string one = f ? "1.0" : "1", zero = f ? "0.0" : "0";
-  auto cmp = [&](const char* o) { return "select(" + zero + ", " + one + ", x " + o + " y)"; };
+  auto cmp = [&](const char* o) {
+    return f ? std::string("cmp_f32(x, y, x ") + o + " y)" : "select(0, 1, x " + std::string(o) + " y)";
+  };
   switch (op) {
     case BinaryOp::Add: return "x + y";
     case BinaryOp::Sub: return "x - y";
@@ -272,7 +273,7 @@ std::string binary_expr(BinaryOp op, bool f) {
     case BinaryOp::Maximum: return f ? "max_f32(x, y)" : "max(x, y)";
     case BinaryOp::Minimum: return f ? "min_f32(x, y)" : "min(x, y)";
     case BinaryOp::Eq: return cmp("==");
-    case BinaryOp::Ne: return cmp("!=");
+    case BinaryOp::Ne: return f ? "ne_f32(x, y)" : cmp("!=");
     case BinaryOp::Lt: return cmp("<");
     case BinaryOp::Le: return cmp("<=");
     case BinaryOp::Gt: return cmp(">");
