@@ -158,6 +158,14 @@ PoolStats WebGPUBackend::pool_stats() const {
 }
 
 void WebGPUBackend::release_pool() { pool_->clear(); }
+void WebGPUBackend::release_cached() {
+  pool_->clear();
+  if (staging_) {  // the read staging buffer holds no data between reads
+    dev_->p().BufferRelease(staging_);
+    staging_ = nullptr;
+    staging_size_ = 0;
+  }
+}
 uint64_t WebGPUBackend::bytes_allocated() const { return pool_->allocated() + arena_capacity_ + staging_size_; }
 uint64_t WebGPUBackend::bytes_pooled() const { return pool_->pooled(); }
 

@@ -46,7 +46,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   uint64_t domain() const override { return domain_; }
   uint64_t bytes_allocated() const override;
   uint64_t bytes_pooled() const override;
-  void release_cached() override { release_pool(); }
+  void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
 
   // ---- webgpu::Context ----
