@@ -12,7 +12,7 @@ struct Params {
   shape: array<vec4<u32>, 2>,              // output shape, outermost first
   strides: array<array<vec4<u32>, 2>, 3>,  // per input, in elements (0 = broadcast)
   f0: f32, f1: f32, i0: i32, i1: i32,      // scalars: fill value, arange start/step, rand range
-  u0: u32, u1: u32, u2: u32, u3: u32,      // rand seed (lo, hi)
+  u0: u32, u1: u32, u2: u32, zero: u32,    // u0: rand key; zero: always 0 (see nan_f32)
 }
 
 // Element offset of logical output index e inside input k.
@@ -92,6 +92,9 @@ fn erf_f32(x: f32) -> f32 {
 fn tanh_f32(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
 fn sigmoid_f32(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 fn is_nan(x: f32) -> bool { return x != x; }
+// NaN/inf built at run time: WGSL rejects non-finite constant expressions.
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | params.zero); }
+fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u | params.zero); }
 fn max_f32(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return a + b; } return max(a, b); }
 fn min_f32(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return a + b; } return min(a, b); }
 // pow with C semantics for negative bases, zero and integer exponents.
@@ -100,10 +103,10 @@ fn pow_f32(x: f32, y: f32) -> f32 {
   if (is_nan(x) || is_nan(y)) { return x + y; }
   let r = pow(abs(x), y);
   if (x < 0.0) {
-    if (trunc(y) != y) { return bitcast<f32>(0x7fc00000u); }
+    if (trunc(y) != y) { return nan_f32(); }
     let odd = abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
     return select(r, -r, odd);
   }
-  if (x == 0.0) { return select(0.0, bitcast<f32>(0x7f800000u), y < 0.0); }
+  if (x == 0.0) { return select(0.0, inf_f32(), y < 0.0); }
   return r;
 }
