@@ -1,5 +1,5 @@
-// Conformance of the WebGPU matmul kernels (kernels/matmul.cpp) against a double-precision
-// oracle: odd and edge sizes, broadcast batches, transposed/strided views, K=0, empty M, large
+// Conformance of the WebGPU matmul kernels (kernels/matmul.cpp) against the CPU reference
+// backend (f64): odd and edge sizes, broadcast batches, transposed/strided views, K=0, empty M, large
 // values, f32 and f16, guard regions around an output that starts at a nonzero offset.
 #include <gtest/gtest.h>
 
@@ -54,47 +54,37 @@ struct Oracle {
   Shape shape;
 };
 
-// out[..., m, n] = sum_k a[..., m, k] * b'[..., k, n] in double, batch dims broadcast.
+// The CPU reference backend's matmul on f64 copies of the operands (exact values of the
+// stored f32/f16 elements), batch dims broadcast as the front-end does.
+std::vector<double> reference_matmul(const std::vector<double>& av, const Shape& as, const std::vector<double>& bv,
+                                     const Shape& bs, bool tb, const Shape& batch, const Shape& out_shape) {
+  Shape af = batch, bf = batch;
+  af.insert(af.end(), as.end() - 2, as.end());
+  bf.insert(bf.end(), bs.end() - 2, bs.end());
+  Tensor a = Tensor::from_vector(av, as).expand(af), b = Tensor::from_vector(bv, bs).expand(bf);
+  OpCall call{OpKind::MatMul, tb ? "matmul_t" : "matmul", {a, b}, {Tensor::empty(out_shape, DType::F64)}, {}, 0.0};
+  call.attrs.transpose_b = tb;
+  Backend& ref = Runtime::get().cpu_backend(CpuMode::Reference);
+  Support s = ref.supports(call);
+  if (!s.ok) throw_error(ErrorKind::Unsupported, "test_matmul", "cpu-reference cannot run matmul: " + s.reason);
+  ref.execute(call);
+  return call.outputs[0].to_vector<double>();
+}
+
 Oracle oracle(const Tensor& a, const Tensor& b, bool tb) {
-  const std::vector<float> av = host_values(a), bv = host_values(b);
-  const int64_t M = a.size(-2), K = a.size(-1), N = tb ? b.size(-2) : b.size(-1);
-  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "oracle");
+  const std::vector<float> af = host_values(a), bf = host_values(b);
+  std::vector<double> av(af.begin(), af.end()), bv(bf.begin(), bf.end());
+  const int64_t M = a.size(-2), N = tb ? b.size(-2) : b.size(-1);
+  Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                                 Shape(b.shape().begin(), b.shape().end() - 2), "oracle");
   Oracle o;
   o.shape = batch;
   o.shape.push_back(M);
   o.shape.push_back(N);
-  const int64_t nb = checked_numel(batch);
-  o.ref.assign(static_cast<size_t>(nb * M * N), 0.0);
-  o.scale.assign(o.ref.size(), 0.0);
-  auto flat = [&](const Shape& s, int64_t z) {  // batch index of a broadcast operand
-    int64_t idx = 0, mul = 1, rem = z;
-    for (int d = static_cast<int>(batch.size()) - 1; d >= 0; --d) {
-      const int64_t i = rem % batch[d];
-      rem /= batch[d];
-      const int ds = d - static_cast<int>(batch.size() - s.size());
-      if (ds >= 0) {
-        if (s[ds] != 1) idx += i * mul;
-        mul *= s[ds];
-      }
-    }
-    return idx;
-  };
-  for (int64_t z = 0; z < nb; ++z) {
-    const float* A = av.data() + flat(ba, z) * M * K;
-    const float* B = bv.data() + flat(bb, z) * K * N;
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        double s = 0, sa = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const double p = double(A[m * K + k]) * (tb ? B[n * K + k] : B[k * N + n]);
-          s += p;
-          sa += std::fabs(p);
-        }
-        o.ref[(z * M + m) * N + n] = s;
-        o.scale[(z * M + m) * N + n] = sa;
-      }
-  }
+  o.ref = reference_matmul(av, a.shape(), bv, b.shape(), tb, batch, o.shape);
+  for (double& x : av) x = std::fabs(x);
+  for (double& x : bv) x = std::fabs(x);
+  o.scale = reference_matmul(av, a.shape(), bv, b.shape(), tb, batch, o.shape);
   return o;
 }
 

@@ -86,16 +86,16 @@ fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> array<CT, LB> {
   }
   return r;
 }
-fn stage_a(lid: u32, buf: u32, r: array<CT, LA>) {
+fn stage_a(lid: u32, buf: u32, r: ptr<function, array<CT, LA>>) {
   for (var i = 0u; i < LA; i++) {
     let s = a_slot(lid, i);
-    As[buf * AS_BUF + s.y * AS_STRIDE + s.x / 4u][s.x % 4u] = r[i];
+    As[buf * AS_BUF + s.y * AS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
   }
 }
-fn stage_b(lid: u32, buf: u32, r: array<CT, LB>) {
+fn stage_b(lid: u32, buf: u32, r: ptr<function, array<CT, LB>>) {
   for (var i = 0u; i < LB; i++) {
     let s = b_slot(lid, i);
-    Bs[buf * BS_BUF + s.y * BS_STRIDE + s.x / 4u][s.x % 4u] = r[i];
+    Bs[buf * BS_BUF + s.y * BS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
   }
 }
 
@@ -122,8 +122,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let chunks = (p.K + BK - 1u) / BK;
   var ra = fetch_a(lid, a_base, m0, 0u);
   var rb = fetch_b(lid, b_base, n0, 0u);
-  stage_a(lid, 0u, ra);
-  stage_b(lid, 0u, rb);
+  stage_a(lid, 0u, &ra);
+  stage_b(lid, 0u, &rb);
   workgroupBarrier();
 
   for (var t = 0u; t < chunks; t++) {
@@ -154,8 +154,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (more) {
       // The other buffer was last read in chunk t-1, which every invocation finished before
       // the barrier that closed it.
-      stage_a(lid, 1u - cur, ra);
-      stage_b(lid, 1u - cur, rb);
+      stage_a(lid, 1u - cur, &ra);
+      stage_b(lid, 1u - cur, &rb);
     }
     workgroupBarrier();
   }
@@ -166,7 +166,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (m >= p.M) { continue; }
       for (var jj = 0u; jj < TN4; jj++) {
         let n = n0 + (tx + jj * NTX) * 4u;
-        let v = acc[(ii * 4u + r) * TN4 + jj];
+        var v = acc[(ii * 4u + r) * TN4 + jj];
         let dst = o_base + m * p.o_rs + n;
         if (n + 3u < p.N) {
           o[dst] = T(v.x);
