@@ -120,10 +120,11 @@ TileConfig choose_tile(const Context& ctx, uint64_t M, uint64_t N, uint64_t batc
     return c;
   }
   // The 128x128 tile (8x8 per invocation) has the best math/memory ratio but needs enough
-  // tiles to fill the GPU; below that the 64x64 tile gives four times as many workgroups.
+  // tiles to fill the GPU (256 = about two per SM of a 132-SM H200); below that the 64x64
+  // tile gives four times as many workgroups. WGT_MATMUL_TILE sweeps let this be re-tuned.
   const TileConfig big{128, 128, 8, 8, 8}, mid{64, 64, 8, 4, 4}, small{32, 32, 8, 4, 4};
   const uint64_t big_tiles = uint64_t{ceil_div(M, 128)} * ceil_div(N, 128) * batch;
-  if (big_tiles >= 96 && tile_problem(ctx, big, f16_compute).empty()) return big;
+  if (big_tiles >= 256 && tile_problem(ctx, big, f16_compute).empty()) return big;
   if (tile_problem(ctx, mid, f16_compute).empty()) return mid;
   return small;  // 64 invocations, 4.3 KB: within WebGPU's default limits
 }
