@@ -70,6 +70,15 @@ class DeviceBackend : public Backend {
   virtual void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) = 0;  // waits
   virtual void synchronize() = 0;
   virtual uint64_t domain() const = 0;
+  // Memory accounting for the runtime's budget: every device byte this backend holds
+  // (live buffers + pooled free buffers + scratch), and a way to give pooled bytes back.
+  virtual uint64_t bytes_allocated() const { return 0; }
+  virtual uint64_t bytes_pooled() const { return 0; }
+  virtual void release_cached() {}
+  // Device-local memory reported by the adapter (0 = unknown).
+  virtual uint64_t memory_heap_bytes() const { return 0; }
+  // True when the adapter is a software (CPU) implementation such as lavapipe.
+  virtual bool is_software() const { return false; }
 };
 
 }  // namespace wgt

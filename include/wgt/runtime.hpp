@@ -39,7 +39,20 @@ struct OpDecision {
 struct OpCounters {
   uint64_t calls = 0;
   uint64_t fallbacks = 0;
+  uint64_t bytes_uploaded = 0;
+  uint64_t bytes_downloaded = 0;
+  uint64_t evictions = 0;
   double seconds = 0;  // host-side time spent dispatching (device work is asynchronous)
+  std::string last_reason;
+};
+
+struct MemoryStats {
+  uint64_t budget = 0;           // bytes the runtime may hold on the device
+  uint64_t resident = 0;         // bytes of tensors resident on the device
+  uint64_t pinned = 0;           // of which pinned
+  uint64_t allocated = 0;        // everything the backend holds (tensors + pool + scratch)
+  uint64_t pooled = 0;           // free buffers kept for reuse (released under pressure)
+  uint64_t evicted_tensors = 0;  // storages currently evicted to host
 };
 
 struct RuntimeStats {
@@ -79,6 +92,17 @@ class Runtime {
   void read_bytes(const Storage& s, size_t offset, void* dst, size_t nbytes);
   void synchronize();
 
+  // ---- residency (device-memory budget, LRU eviction, pinning) ----
+  // Pinned storage is never evicted; pinning an evicted tensor re-uploads it.
+  void pin(const Tensor& t);
+  void unpin(const Tensor& t);
+  bool is_resident(const Tensor& t) const;
+  uint64_t memory_budget(int device_index = 0);
+  MemoryStats memory_stats(int device_index = 0);
+  // Makes room for `nbytes` more on the device, evicting unpinned LRU storages not used by
+  // the op in flight; throws OutOfMemory when pinned/in-use data leaves too little room.
+  void ensure_room(Device d, uint64_t nbytes, const char* op);
+
   const OpDecision& last_decision() const { return last_; }
   const std::vector<OpDecision>& trace_log() const { return log_; }
   void set_record_log(bool on) { record_log_ = on; if (!on) log_.clear(); }
@@ -97,7 +121,19 @@ class Runtime {
   std::vector<OpDecision> log_;
   bool record_log_ = false;
   RuntimeStats stats_;
+  struct Resident {
+    std::weak_ptr<Storage> storage;
+    uint64_t bytes;
+  };
+  std::vector<Resident> residents_;  // device storages that were uploaded (pruned lazily)
+  uint64_t tick_ = 0;                // LRU clock; storages touched at tick_ are in use
+  void track(Storage& s);
+  void make_resident(Storage& s, const char* op);
 };
+
+// Free-function forms of the pinning API.
+inline void pin(const Tensor& t) { Runtime::get().pin(t); }
+inline void unpin(const Tensor& t) { Runtime::get().unpin(t); }
 
 // Convenience.
 bool webgpu_available(std::string* why = nullptr);

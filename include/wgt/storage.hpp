@@ -29,7 +29,7 @@ struct HostBytes {
   size_t size = 0;
 };
 
-class Storage {
+class Storage : public std::enable_shared_from_this<Storage> {
  public:
   Storage(size_t nbytes, Device device);
   ~Storage();
@@ -56,6 +56,8 @@ class Storage {
   void set_pinned(bool p) { pinned_ = p; }
   uint64_t last_use() const { return last_use_; }
   void touch(uint64_t tick) { last_use_ = tick; }
+  bool tracked() const { return tracked_; }  // known to the residency manager
+  void set_tracked() { tracked_ = true; }
 
  private:
   size_t nbytes_;
@@ -65,6 +67,7 @@ class Storage {
   std::shared_ptr<DeviceBuffer> buffer_;
   bool pinned_ = false;
   uint64_t last_use_ = 0;
+  bool tracked_ = false;
 };
 
 }  // namespace wgt

@@ -89,7 +89,10 @@ void Runtime::synchronize() {
 
 void Runtime::upload(Storage& s) {
   DeviceBackend& b = device_backend(s.device(), "upload");
+  if (!s.resident()) ensure_room(s.device(), s.nbytes(), "upload");
   auto buf = b.allocate(s.nbytes());
+  if (!s.tracked()) track(s);
+  s.touch(tick_);
   if (s.has_host() && s.nbytes()) {
     b.write(*buf, 0, s.host_data(), s.nbytes());
     stats_.bytes_uploaded += s.nbytes();
@@ -171,8 +174,20 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       throw_error(ErrorKind::Unsupported, call.name, describe(call) + " not supported on " + cpu.name() + ": " + s.reason);
   }
   const Device dev = chosen->device();
+  ++tick_;  // storages touched at this tick are in use by this op and never evicted for it
+  const RuntimeStats before = stats_;
   for (auto& in : call.inputs)
-    if (in.defined() && in.device() != dev) in = in.to(dev);
+    if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(tick_);
+  for (auto& in : call.inputs) {
+    if (!in.defined()) continue;
+    if (in.device() != dev) in = in.to(dev);
+    else if (dev.is_webgpu()) make_resident(*in.storage(), call.name.c_str());
+  }
+  if (dev.is_webgpu()) {
+    uint64_t out_bytes = 0;
+    for (const auto& o : outs) out_bytes += static_cast<uint64_t>(checked_numel(o.shape)) * dtype_size(o.dtype);
+    ensure_room(dev, out_bytes, call.name.c_str());
+  }
   call.outputs.clear();
   for (const auto& o : outs) call.outputs.push_back(Tensor::empty(o.shape, o.dtype, dev));
   chosen->execute(call);
@@ -183,6 +198,10 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   last_ = {call.name, chosen->name(), reason, fallback};
   auto& c = stats_.per_op[call.name][chosen->name()];
   c.calls++;
+  c.bytes_uploaded += stats_.bytes_uploaded - before.bytes_uploaded;
+  c.bytes_downloaded += stats_.bytes_downloaded - before.bytes_downloaded;
+  c.evictions += stats_.evictions - before.evictions;
+  c.last_reason = reason;
   if (fallback) { c.fallbacks++; stats_.fallbacks++; }
   c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (record_log_) log_.push_back(last_);

@@ -1,11 +1,150 @@
-// wgt: command-line front end of wgtensor.
+// wgt: command-line front end of wgtensor (info, demo).
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "wgt/wgt.hpp"
+#include "wgt/webgpu_info.hpp"
+
+using namespace wgt;
+
+namespace {
+
+void usage() {
+  std::printf(
+      "usage: wgt <command>\n"
+      "  info    version, backends, WebGPU adapter (limits, features) or why it is unavailable\n"
+      "  demo    run a small program on every available backend and compare with the reference\n"
+      "environment: WGT_POLICY=auto|gpu-strict|cpu-only  WGT_CPU_MODE=fast|reference  WGT_TRACE=1\n"
+      "             WGT_DAWN_PATH=<libwebgpu_wrapper.so>  WGT_WEBGPU_ADAPTER=<index>  (see README)\n");
+}
+
+std::string human_bytes(uint64_t b) {
+  char buf[64];
+  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
+  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / double(1ull << 20));
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+int cmd_info() {
+  std::printf("wgtensor %s\n", version());
+  const Policy& p = Runtime::get().policy();
+  std::printf("policy: mode=%s cpu_mode=%s fallback=%s min_gpu_work=%.0f\n",
+              p.mode == PolicyMode::Auto ? "auto" : p.mode == PolicyMode::GpuStrict ? "gpu-strict" : "cpu-only",
+              p.cpu_mode == CpuMode::Fast ? "fast" : "reference", p.allow_fallback ? "on" : "off", p.min_gpu_work);
+  std::printf("backends: cpu-reference, cpu-fast");
+  std::string why;
+  auto adapters = webgpu_adapters(&why);
+  for (auto& a : adapters) std::printf(", webgpu:%d", a.index);
+  std::printf("\n");
+  if (adapters.empty()) {
+    std::printf("webgpu: unavailable: %s\n", why.c_str());
+    return 0;
+  }
+  for (auto& a : adapters) {
+    std::printf("webgpu:%d: %s\n", a.index, a.name.c_str());
+    std::printf("  vendor=%s architecture=%s backend=%s type=%s\n", a.vendor.c_str(), a.architecture.c_str(),
+                a.backend.c_str(), a.adapter_type.c_str());
+    if (!a.device_description.empty()) std::printf("  driver: %s\n", a.device_description.c_str());
+    std::printf("  memory: %s allocated, %s in use\n", human_bytes(a.bytes_allocated).c_str(),
+                human_bytes(a.bytes_in_use).c_str());
+    std::printf("  features:");
+    for (auto& f : a.features) std::printf(" %s", f.c_str());
+    std::printf("\n  limits:\n");
+    for (auto& [k, v] : a.limits) std::printf("    %-44s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
+    if (!a.toggles.empty()) {
+      std::printf("  toggles:");
+      for (auto& t : a.toggles) std::printf(" %s", t.c_str());
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  auto x = cast(a, DType::F32).cpu().to_vector<float>();
+  auto y = cast(b, DType::F32).cpu().to_vector<float>();
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(x[i] - y[i])));
+  return m;
+}
+
+struct DemoStep {
+  const char* name;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+};
+
+// A small transformer-flavoured program: y = softmax(rms_norm(x) @ W^T + b) etc.
+int cmd_demo() {
+  std::printf("wgtensor %s demo: the same program on every available backend, compared with cpu-reference\n\n",
+              version());
+  Tensor x = rand_normal({33, 64}, 1);
+  Tensor w = rand_normal({48, 64}, 2, 0.0, 0.125);
+  Tensor b = rand_uniform({48}, 3, -0.5, 0.5);
+  Tensor g = rand_uniform({64}, 4, 0.5, 1.5);
+  std::vector<DemoStep> steps = {
+      {"rms_norm", [](const std::vector<Tensor>& t) { return rms_norm(t[0], t[3], 1e-6); }},
+      {"matmul_t", [](const std::vector<Tensor>& t) { return matmul_t(rms_norm(t[0], t[3], 1e-6), t[1]); }},
+      {"add", [](const std::vector<Tensor>& t) { return add(matmul_t(t[0], t[1]), t[2]); }},
+      {"gelu", [](const std::vector<Tensor>& t) { return gelu(t[0]); }},
+      {"softmax", [](const std::vector<Tensor>& t) { return softmax(matmul_t(t[0], t[1]), -1); }},
+      {"sum", [](const std::vector<Tensor>& t) { return sum(t[0], {0}); }},
+      {"transpose+contiguous", [](const std::vector<Tensor>& t) { return t[0].t().contiguous(); }},
+  };
+  Runtime& rt = Runtime::get();
+  Policy saved = rt.policy();
+  struct Target { std::string label; Policy policy; Device device; };
+  std::vector<Target> targets;
+  Policy ref = saved; ref.mode = PolicyMode::CpuOnly; ref.cpu_mode = CpuMode::Reference;
+  Policy fast = saved; fast.mode = PolicyMode::CpuOnly; fast.cpu_mode = CpuMode::Fast;
+  targets.push_back({"cpu-reference", ref, Device::cpu()});
+  targets.push_back({"cpu-fast", fast, Device::cpu()});
+  std::string why;
+  if (webgpu_available(&why)) {
+    Policy gpu = saved; gpu.mode = PolicyMode::GpuStrict;
+    targets.push_back({"webgpu:0", gpu, Device::webgpu(0)});
+  } else {
+    std::printf("(webgpu unavailable: %s)\n\n", why.c_str());
+  }
+  std::vector<Tensor> reference;
+  int failures = 0;
+  std::printf("%-22s %-14s %-14s %s\n", "op", "target", "ran on", "max |diff| vs reference");
+  for (auto& tg : targets) {
+    rt.set_policy(tg.policy);
+    std::vector<Tensor> in = {x.to(tg.device), w.to(tg.device), b.to(tg.device), g.to(tg.device)};
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Tensor y = steps[i].fn(in);
+      std::string ran = rt.last_decision().backend;
+      Tensor yc = y.cpu();
+      if (tg.label == "cpu-reference") reference.push_back(yc);
+      double d = max_abs_diff(yc, reference[i]);
+      bool ok = d <= 1e-3;
+      failures += !ok;
+      std::printf("%-22s %-14s %-14s %.3g%s\n", steps[i].name, tg.label.c_str(), ran.c_str(), d, ok ? "" : "  MISMATCH");
+    }
+  }
+  rt.set_policy(saved);
+  std::printf("\n%s\n", failures ? "demo: MISMATCHES FOUND" : "demo: all backends agree with the reference");
+  return failures ? 1 : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "demo";
-  std::printf("wgtensor %s (%s)\n", wgt::version(), cmd.c_str());
-  return 0;
+  try {
+    if (cmd == "info") return cmd_info();
+    if (cmd == "demo") return cmd_demo();
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") { usage(); return 0; }
+    std::fprintf(stderr, "wgt: unknown command '%s'\n", cmd.c_str());
+    usage();
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "wgt: %s\n", e.what());
+    return 1;
+  }
 }

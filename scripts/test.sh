@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds wgtensor and runs every test: the full suite (core + WebGPU conformance on the
+# machine's adapter; in CI that must be Mesa's lavapipe) and the core tests again under
+# AddressSanitizer + UBSan.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+# On CI and fresh machines without a GPU the only adapter is lavapipe: demand it, so the
+# WebGPU tests can never pass on Dawn's Null backend or by skipping.
+if [ "${CI:-}" = "true" ] || ! ls /dev/dri/renderD* /dev/nvidia0 >/dev/null 2>&1; then
+  export WGT_REQUIRE_ADAPTER="${WGT_REQUIRE_ADAPTER:-llvmpipe}"
+fi
+jobs="$(nproc)"
+
+bash scripts/build.sh
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWGT_SANITIZE=ON -DWGT_BUILD_BENCH=OFF >/dev/null
+ninja -C build-asan wgt_core_tests
+
+echo "== core tests under ASan+UBSan =="
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan -L core -j "$jobs" --output-on-failure
+echo "== all tests (core + WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}) =="
+ctest --test-dir build -j "$jobs" --output-on-failure

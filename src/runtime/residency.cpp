@@ -1,0 +1,107 @@
+// Residency manager: device-memory budget, LRU eviction of unpinned storages, pinning.
+// Eviction downloads the bytes to the host and frees the device buffer; the Storage (and so
+// every Tensor handle on it) stays valid and is re-uploaded on its next use.
+#include <algorithm>
+
+#include "wgt/runtime.hpp"
+
+namespace wgt {
+
+namespace {
+constexpr uint64_t kDefaultBudget = 4ull << 30;  // used when the adapter reports no heaps
+std::string mib(uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; }
+}  // namespace
+
+uint64_t Runtime::memory_budget(int device_index) {
+  if (policy_.memory_budget) return policy_.memory_budget;
+  DeviceBackend* b = webgpu_backend(device_index);
+  uint64_t heap = b ? b->memory_heap_bytes() : 0;
+  // Leave 10% of a reported heap for the driver, other processes and Dawn's own allocations.
+  return heap ? heap / 10 * 9 : kDefaultBudget;
+}
+
+void Runtime::track(Storage& s) {
+  residents_.push_back({s.weak_from_this(), s.nbytes()});
+  s.set_tracked();
+}
+
+MemoryStats Runtime::memory_stats(int device_index) {
+  MemoryStats m;
+  m.budget = memory_budget(device_index);
+  std::vector<Resident> live;
+  for (auto& r : residents_) {
+    auto s = r.storage.lock();
+    if (!s) continue;
+    live.push_back(r);
+    if (s->device().index != device_index) continue;
+    if (s->resident()) {
+      m.resident += s->nbytes();
+      if (s->pinned()) m.pinned += s->nbytes();
+    } else {
+      m.evicted_tensors++;
+    }
+  }
+  residents_.swap(live);
+  if (DeviceBackend* b = webgpu_backend(device_index)) {
+    m.allocated = b->bytes_allocated();
+    m.pooled = b->bytes_pooled();
+  }
+  if (m.allocated < m.resident) m.allocated = m.resident;  // backend without accounting
+  return m;
+}
+
+void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
+  const uint64_t budget = memory_budget(d.index);
+  DeviceBackend& b = device_backend(d, op);
+  auto used = [&] { return std::max(b.bytes_allocated(), memory_stats(d.index).resident); };
+  if (used() + nbytes <= budget) return;
+  b.release_cached();  // pooled free buffers go first: they hold no data
+  if (used() + nbytes <= budget) return;
+  // Evict least-recently-used unpinned storages that the op in flight does not use.
+  std::vector<std::shared_ptr<Storage>> candidates;
+  for (auto& r : residents_)
+    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && !s->pinned() && s->last_use() < tick_)
+      candidates.push_back(std::move(s));
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& c) { return a->last_use() < c->last_use(); });
+  for (auto& s : candidates) {
+    if (used() + nbytes <= budget) break;
+    download(*s);
+    s->set_buffer(nullptr);
+    stats_.evictions++;
+    b.release_cached();
+  }
+  if (used() + nbytes > budget) {
+    MemoryStats m = memory_stats(d.index);
+    throw_error(ErrorKind::OutOfMemory, op,
+                "need " + mib(nbytes) + " more on " + d.str() + " but the budget is " + mib(budget) + " and " +
+                    mib(m.pinned) + " are pinned, " + mib(m.resident - m.pinned) +
+                    " are in use by this op or not evictable; unpin tensors, free them, or raise the budget "
+                    "(Policy::memory_budget / WGT_MEMORY_BUDGET)");
+  }
+}
+
+void Runtime::make_resident(Storage& s, const char* op) {
+  s.touch(tick_);
+  if (s.resident()) return;
+  ensure_room(s.device(), s.nbytes(), op);
+  upload(s);
+}
+
+void Runtime::pin(const Tensor& t) {
+  if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "pin", "tensor is undefined");
+  if (!t.device().is_webgpu())
+    throw_error(ErrorKind::InvalidArgument, "pin", "only device tensors can be pinned; " + t.str() + " is on the host");
+  ++tick_;
+  make_resident(*t.storage(), "pin");
+  t.storage()->set_pinned(true);
+}
+
+void Runtime::unpin(const Tensor& t) {
+  if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "unpin", "tensor is undefined");
+  t.storage()->set_pinned(false);
+}
+
+bool Runtime::is_resident(const Tensor& t) const { return t.defined() && t.storage()->resident(); }
+
+}  // namespace wgt
