@@ -90,7 +90,7 @@ class Runtime {
   void upload(Storage& s);     // host bytes -> (new) device buffer; keeps host copy dropped
   void download(Storage& s);   // device buffer -> host bytes (buffer kept)
   // Reads bytes of a device storage (resident or evicted) into host memory; waits.
-  void read_bytes(const Storage& s, size_t offset, void* dst, size_t nbytes);
+  void read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes);
   void synchronize();
 
   // ---- residency (device-memory budget, LRU eviction, pinning) ----

@@ -109,12 +109,18 @@ void Runtime::download(Storage& s) {
   stats_.bytes_downloaded += s.nbytes();
 }
 
-void Runtime::read_bytes(const Storage& s, size_t offset, void* dst, size_t nbytes) {
+void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
   if (offset + nbytes > s.nbytes())
     throw_error(ErrorKind::OutOfRange, "read_bytes", "range exceeds storage of " + std::to_string(s.nbytes()) + " bytes");
   if (nbytes == 0) return;
   if (s.resident()) {
     DeviceBackend& b = device_backend(s.device(), "download");
+    {  // the read goes through a staging buffer of nbytes: it counts against the budget too
+      InFlight guard(*this);
+      s.touch(++tick_);
+      ensure_room(s.device(), nbytes, "download");
+    }
+    if (!s.resident()) throw_error(ErrorKind::RuntimeState, "download", "storage evicted during its own read");
     b.read(*s.buffer(), offset, dst, nbytes);
     stats_.bytes_downloaded += nbytes;
   } else if (s.has_host()) {
