@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Source this on the GPU machine: unpacks .devcarry/payload.tar.xz to /tmp/wgt and sets the
 # environment (Vulkan loader from .gl/ debs if the machine has none, NVIDIA ICD, Dawn path).
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+# The NVIDIA Vulkan ICD (libGLX_nvidia) needs glvnd's dispatch libraries and a Vulkan loader.
+if [ -d .gl ]; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
@@ -11,5 +12,6 @@ export WGT_DAWN_PATH=/tmp/wgt/lib/libwebgpu_wrapper.so
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
 export PATH=/tmp/wgt/bin:$PATH
