@@ -243,7 +243,6 @@ Tensor Tensor::expand(const Shape& shape) const {
   require_defined(*this, "Tensor::expand");
   if (shape.size() < shape_.size())
     throw_error(ErrorKind::RankMismatch, "Tensor::expand", "cannot expand " + str() + " to fewer dims " + shape_str(shape));
-  validate_shape(shape, "Tensor::expand");
   size_t lead = shape.size() - shape_.size();
   Strides st(shape.size(), 0);
   Shape sh = shape;
@@ -255,6 +254,7 @@ Tensor Tensor::expand(const Shape& shape) const {
     else if (have == 1) st[i] = 0;
     else throw_error(ErrorKind::ShapeMismatch, "Tensor::expand", "cannot expand " + shape_str(shape_) + " to " + shape_str(shape));
   }
+  validate_shape(sh, "Tensor::expand");  // after resolving -1 (which keeps an existing dim)
   return Tensor(storage_, sh, st, offset_, dtype_);
 }
 

@@ -44,7 +44,8 @@ inline void expect_near_vec(const std::vector<double>& got, const std::vector<do
     if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(got[i])) << what << " [" << i << "] got " << got[i];
     } else {
-      EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " [" << i << "]";
+      if (std::isinf(want[i])) EXPECT_EQ(got[i], want[i]) << what << " [" << i << "]";
+      else EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << what << " [" << i << "]";
     }
   }
 }
@@ -52,13 +53,13 @@ inline void expect_near_vec(const std::vector<double>& got, const std::vector<do
 }  // namespace wgt::test
 
 // Asserts that `stmt` throws wgt::Error of `kind` whose op() contains `opname`.
-#define EXPECT_WGT_ERROR(stmt, kind, opname)                                                     \
+#define EXPECT_WGT_ERROR(stmt, ekind, opname)                                                     \
   do {                                                                                           \
     try {                                                                                        \
       (void)(stmt);                                                                              \
       ADD_FAILURE() << #stmt " did not throw";                                                   \
     } catch (const ::wgt::Error& e_) {                                                           \
-      EXPECT_EQ(::wgt::error_kind_name(e_.kind()), std::string(::wgt::error_kind_name(::wgt::ErrorKind::kind))) \
+      EXPECT_EQ(::wgt::error_kind_name(e_.kind()), std::string(::wgt::error_kind_name(::wgt::ErrorKind::ekind))) \
           << e_.what();                                                                          \
       EXPECT_NE(e_.op().find(opname), std::string::npos) << "op '" << e_.op() << "' should name " << opname; \
       EXPECT_NE(std::string(e_.what()).find(opname), std::string::npos);                         \
