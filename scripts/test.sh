@@ -18,7 +18,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWGT_SANITIZE=ON -DW
 ninja -C build-asan wgt_core_tests
 
 echo "== core tests under ASan+UBSan =="
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -L core -j "$jobs" --output-on-failure
 echo "== all tests (core + WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}) =="
 ctest --test-dir build -j "$jobs" --output-on-failure

@@ -1,6 +1,7 @@
 // The runtime: owns the backends, applies the execution policy to every op call, and keeps
 // the observable record of its decisions.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -126,7 +127,14 @@ class Runtime {
     uint64_t bytes;
   };
   std::vector<Resident> residents_;  // device storages that were uploaded (pruned lazily)
-  uint64_t tick_ = 0;                // LRU clock; storages touched at tick_ are in use
+  uint64_t tick_ = 0;                // LRU clock, advanced at every touch
+  uint64_t protect_from_ = UINT64_MAX;  // storages touched at or after this tick are in use
+  struct InFlight {  // marks the span of one op call (nests: the outermost call wins)
+    explicit InFlight(Runtime& r) : rt(r), saved(r.protect_from_) { rt.protect_from_ = std::min(saved, rt.tick_ + 1); }
+    ~InFlight() { rt.protect_from_ = saved; }
+    Runtime& rt;
+    uint64_t saved;
+  };
   void track(Storage& s);
   void make_resident(Storage& s, const char* op);
 };

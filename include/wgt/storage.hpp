@@ -32,6 +32,8 @@ struct HostBytes {
 class Storage : public std::enable_shared_from_this<Storage> {
  public:
   Storage(size_t nbytes, Device device);
+  // A storage that never holds bytes: describes an output for capability checks.
+  static std::shared_ptr<Storage> meta(size_t nbytes, Device device);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

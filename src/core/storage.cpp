@@ -27,6 +27,13 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
 }
 Storage::~Storage() = default;
 
+std::shared_ptr<Storage> Storage::meta(size_t nbytes, Device device) {
+  auto s = std::make_shared<Storage>(0, Device::webgpu(device.index));  // allocates nothing
+  s->nbytes_ = nbytes;
+  s->device_ = device;
+  return s;
+}
+
 void Storage::ensure_host() {
   if (!host_) host_ = std::make_unique<HostBytes>(nbytes_);
 }

@@ -60,7 +60,7 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
   // Evict least-recently-used unpinned storages that the op in flight does not use.
   std::vector<std::shared_ptr<Storage>> candidates;
   for (auto& r : residents_)
-    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && !s->pinned() && s->last_use() < tick_)
+    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && !s->pinned() && s->last_use() < protect_from_)
       candidates.push_back(std::move(s));
   std::sort(candidates.begin(), candidates.end(),
             [](const auto& a, const auto& c) { return a->last_use() < c->last_use(); });
@@ -82,7 +82,7 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
 }
 
 void Runtime::make_resident(Storage& s, const char* op) {
-  s.touch(tick_);
+  s.touch(++tick_);
   if (s.resident()) return;
   ensure_room(s.device(), s.nbytes(), op);
   upload(s);
@@ -92,7 +92,7 @@ void Runtime::pin(const Tensor& t) {
   if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "pin", "tensor is undefined");
   if (!t.device().is_webgpu())
     throw_error(ErrorKind::InvalidArgument, "pin", "only device tensors can be pinned; " + t.str() + " is on the host");
-  ++tick_;
+  InFlight guard(*this);
   make_resident(*t.storage(), "pin");
   t.storage()->set_pinned(true);
 }

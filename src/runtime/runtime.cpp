@@ -92,11 +92,11 @@ void Runtime::upload(Storage& s) {
   if (!s.resident()) ensure_room(s.device(), s.nbytes(), "upload");
   auto buf = b.allocate(s.nbytes());
   if (!s.tracked()) track(s);
-  s.touch(tick_);
   if (s.has_host() && s.nbytes()) {
     b.write(*buf, 0, s.host_data(), s.nbytes());
     stats_.bytes_uploaded += s.nbytes();
   }
+  s.touch(++tick_);
   s.set_buffer(std::move(buf));
   s.drop_host();
 }
@@ -139,6 +139,13 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   std::string reason;
   bool fallback = false;
   Backend& cpu = cpu_backend();
+  // Capability checks see the outputs' shapes and dtypes through storage-less placeholders.
+  call.outputs.clear();
+  for (const auto& o : outs) {
+    int64_t n = validate_shape(o.shape, call.name.c_str());
+    call.outputs.emplace_back(Storage::meta(static_cast<size_t>(n) * dtype_size(o.dtype), target), o.shape,
+                              contiguous_strides(o.shape), 0, o.dtype);
+  }
   if (policy_.mode == PolicyMode::CpuOnly) {
     chosen = &cpu;
     reason = "policy cpu-only";
@@ -174,10 +181,11 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       throw_error(ErrorKind::Unsupported, call.name, describe(call) + " not supported on " + cpu.name() + ": " + s.reason);
   }
   const Device dev = chosen->device();
-  ++tick_;  // storages touched at this tick are in use by this op and never evicted for it
+  // Everything touched from here on is in use by this op and never evicted for it.
+  InFlight guard(*this);
   const RuntimeStats before = stats_;
   for (auto& in : call.inputs)
-    if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(tick_);
+    if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
     if (!in.defined()) continue;
     if (in.device() != dev) in = in.to(dev);

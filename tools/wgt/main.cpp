@@ -50,8 +50,10 @@ int cmd_info() {
     std::printf("  vendor=%s architecture=%s backend=%s type=%s\n", a.vendor.c_str(), a.architecture.c_str(),
                 a.backend.c_str(), a.adapter_type.c_str());
     if (!a.device_description.empty()) std::printf("  driver: %s\n", a.device_description.c_str());
-    std::printf("  memory: %s allocated, %s in use\n", human_bytes(a.bytes_allocated).c_str(),
-                human_bytes(a.bytes_in_use).c_str());
+    MemoryStats m = Runtime::get().memory_stats(a.index);
+    std::printf("  memory: budget %s, allocated %s (tensors %s, pinned %s, pooled %s)\n", human_bytes(m.budget).c_str(),
+                human_bytes(m.allocated).c_str(), human_bytes(m.resident).c_str(), human_bytes(m.pinned).c_str(),
+                human_bytes(m.pooled).c_str());
     std::printf("  features:");
     for (auto& f : a.features) std::printf(" %s", f.c_str());
     std::printf("\n  limits:\n");
@@ -71,6 +73,18 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   double m = 0;
   for (size_t i = 0; i < x.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(x[i] - y[i])));
   return m;
+}
+
+void print_stats() {
+  const RuntimeStats& st = Runtime::get().stats();
+  std::printf("\nper-op counters (calls / fallbacks / bytes up / bytes down / evictions / host ms):\n");
+  for (auto& [op, per_backend] : st.per_op)
+    for (auto& [backend, c] : per_backend)
+      std::printf("  %-20s %-14s %5llu %3llu %10llu %10llu %3llu %8.3f\n", op.c_str(), backend.c_str(),
+                  (unsigned long long)c.calls, (unsigned long long)c.fallbacks, (unsigned long long)c.bytes_uploaded,
+                  (unsigned long long)c.bytes_downloaded, (unsigned long long)c.evictions, c.seconds * 1e3);
+  std::printf("totals: uploaded %s, downloaded %s, evictions %llu, fallbacks %llu\n", human_bytes(st.bytes_uploaded).c_str(),
+              human_bytes(st.bytes_downloaded).c_str(), (unsigned long long)st.evictions, (unsigned long long)st.fallbacks);
 }
 
 struct DemoStep {
@@ -128,6 +142,7 @@ int cmd_demo() {
     }
   }
   rt.set_policy(saved);
+  print_stats();
   std::printf("\n%s\n", failures ? "demo: MISMATCHES FOUND" : "demo: all backends agree with the reference");
   return failures ? 1 : 0;
 }

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Side-by-side reference figures from PyTorch CUDA, run in the same session as the WebGPU
+benchmarks (see BENCHMARKS.md). Prints one line per case: name, ms, and TFLOP/s or GB/s."""
+import sys
+
+import torch
+
+
+def timed(fn, iters=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / iters
+
+
+def main():
+    if not torch.cuda.is_available():
+        print("torch: CUDA unavailable")
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = "cuda"
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    for dt, name in ((torch.float32, "f32"), (torch.float16, "f16")):
+        for (m, n, k) in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (512, 4096, 4096), (1, 4096, 4096)):
+            a = torch.randn(m, k, device=dev, dtype=dt)
+            b = torch.randn(k, n, device=dev, dtype=dt)
+            ms = timed(lambda: a @ b)
+            print(f"torch matmul {name} {m}x{n}x{k}: {ms:.3f} ms {2*m*n*k/ms/1e9:.1f} TFLOP/s")
+    n = 64 * 1024 * 1024  # 256 MiB of f32
+    x = torch.randn(n, device=dev)
+    y = torch.randn(n, device=dev)
+    out = torch.empty_like(x)
+    ms = timed(lambda: out.copy_(x))
+    print(f"torch copy 256MiB: {ms:.3f} ms {2*n*4/ms/1e6:.0f} GB/s")
+    ms = timed(lambda: torch.add(x, y, out=out))
+    print(f"torch add 256MiB: {ms:.3f} ms {3*n*4/ms/1e6:.0f} GB/s")
+    x2 = x.view(-1, 4096)
+    ms = timed(lambda: torch.softmax(x2, -1))
+    print(f"torch softmax 256MiB rows4096: {ms:.3f} ms {2*n*4/ms/1e6:.0f} GB/s")
+    w = torch.randn(4096, device=dev)
+    ms = timed(lambda: torch.nn.functional.rms_norm(x2, (4096,), w, 1e-6))
+    print(f"torch rms_norm 256MiB rows4096: {ms:.3f} ms {2*n*4/ms/1e6:.0f} GB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

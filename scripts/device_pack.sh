@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Packs a Release build + Dawn + the non-system shared libraries it needs into
+# .devcarry/payload.tar.xz, for running benchmarks on a remote GPU machine that has no package
+# registry (see BENCHMARKS.md). On that machine: scripts/device_unpack.sh.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+bash scripts/build.sh >/dev/null
+stage=$(mktemp -d)
+mkdir -p "$stage/bin" "$stage/lib"
+for f in build/wgt build/wgt_webgpu_tests build/wgt_core_tests build/bench_* build/hello_world; do
+  [ -x "$f" ] && strip -o "$stage/bin/$(basename "$f")" "$f"
+done
+cp third_party/dawn/libwebgpu_wrapper.so "$stage/lib/"
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian; do
+  p=$(ldconfig -p | awk -v l="$lib" '$1==l {print $NF; exit}')
+  [ -n "$p" ] && cp -L "$p" "$stage/lib/$lib"
+done
+mkdir -p .devcarry
+tar -C "$stage" -cJf .devcarry/payload.tar.xz bin lib
+rm -rf "$stage"
+ls -la .devcarry/
