@@ -50,6 +50,9 @@ struct OpCall {
   OpAttrs attrs;
   // Estimated work (elementwise-equivalent flops) for load thresholds.
   double work = 0.0;
+  // Shapes/dtypes of the outputs, set by the runtime before supports() (outputs are
+  // allocated only after a backend is chosen; creation ops and casts need these to decide).
+  std::vector<std::pair<Shape, DType>> out_specs;
 };
 
 struct Support {

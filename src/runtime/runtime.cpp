@@ -139,6 +139,8 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   std::string reason;
   bool fallback = false;
   Backend& cpu = cpu_backend();
+  call.out_specs.clear();
+  for (const auto& o : outs) call.out_specs.emplace_back(o.shape, o.dtype);
   // Capability checks see the outputs' shapes and dtypes through storage-less placeholders.
   call.outputs.clear();
   for (const auto& o : outs) {

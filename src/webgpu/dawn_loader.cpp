@@ -56,12 +56,14 @@ Loaded load() {
 }  // namespace
 
 const Procs* dawn_procs(std::string* why) {
-  static Loaded loaded = load();
-  if (!loaded.ok) {
-    if (why) *why = loaded.why;
+  // Never destroyed: backends owned by the Runtime singleton release Dawn objects during
+  // static destruction, after function-local statics created later would be gone.
+  static const Loaded* loaded = new Loaded(load());
+  if (!loaded->ok) {
+    if (why) *why = loaded->why;
     return nullptr;
   }
-  return &loaded.procs;
+  return &loaded->procs;
 }
 
 }  // namespace wgt::webgpu

@@ -116,18 +116,21 @@ void DawnInstance::wait(Future f, const char* what) const {
 }
 
 DawnInstance* DawnInstance::get(std::string* why) {
-  static std::mutex mu;
-  static std::unique_ptr<DawnInstance> inst;
+  // Leaked on purpose (like the proc table): the Runtime singleton's backends use the
+  // instance while statics are destroyed at exit.
+  static std::mutex* mu = new std::mutex;
+  static DawnInstance* inst = nullptr;
   static bool tried = false;
-  static std::string failure;
-  std::lock_guard<std::mutex> lock(mu);
+  static std::string* failure = new std::string;
+  std::lock_guard<std::mutex> lock(*mu);
   if (!tried) {
     tried = true;
-    auto d = std::unique_ptr<DawnInstance>(new DawnInstance());
-    if (d->init(&failure)) inst = std::move(d);
+    auto* d = new DawnInstance();
+    if (d->init(failure)) inst = d;
+    else delete d;
   }
-  if (!inst && why) *why = failure;
-  return inst.get();
+  if (!inst && why) *why = *failure;
+  return inst;
 }
 
 bool DawnInstance::init(std::string* why) {

@@ -121,6 +121,17 @@ Support WebGPUBackend::supports(const OpCall& call) const {
     if (Support s = check_tensor(t); !s.ok) return s;
   for (const auto& t : call.outputs)
     if (Support s = check_tensor(t); !s.ok) return s;
+  for (const auto& [shape, dt] : call.out_specs) {
+    if (call.kind != OpKind::Copy && (dt == DType::I64 || dt == DType::F64 || dt == DType::C64))
+      return Support::no(std::string("output dtype ") + dtype_name(dt) + " has no WebGPU (WGSL) representation");
+    if (dt == DType::F16 && !features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
+    uint64_t n = dtype_size(dt);
+    for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+    if (n > limits().max_storage_buffer_binding_size)
+      return Support::no("output " + shape_str(shape) + " of " + std::to_string(n) +
+                         " bytes exceeds maxStorageBufferBindingSize (" +
+                         std::to_string(limits().max_storage_buffer_binding_size) + ")");
+  }
   for (const auto& e : registry_.entries())
     if (e.kind == call.kind) return e.check(*this, call);
   return Support::no(std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
@@ -147,6 +158,16 @@ PoolStats WebGPUBackend::pool_stats() const {
 }
 
 void WebGPUBackend::release_pool() { pool_->clear(); }
+void WebGPUBackend::release_cached() {
+  pool_->clear();
+  if (staging_) {  // the read staging buffer holds no data between reads
+    dev_->p().BufferRelease(staging_);
+    staging_ = nullptr;
+    staging_size_ = 0;
+  }
+}
+uint64_t WebGPUBackend::bytes_allocated() const { return pool_->allocated() + arena_capacity_ + staging_size_; }
+uint64_t WebGPUBackend::bytes_pooled() const { return pool_->pooled(); }
 
 Buffer WebGPUBackend::raw(const DeviceBuffer& b, const char* op) const {
   if (b.domain() != domain_)
@@ -269,23 +290,35 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
   ShaderModuleDescriptor md;
   md.next = &wgsl.chain;
   md.label = {variant.shader.c_str(), kStrlen};
-  // Error scopes (not the sticky state): a bad shader is the caller's typed error.
+  // Error scopes (not the sticky state): a bad shader is the caller's typed error. The module
+  // is checked before the pipeline: with skip_validation Dawn does not survive a pipeline
+  // built from a module that failed to compile.
+  auto fail = [&](const std::string& msg) {
+    throw_error(ErrorKind::RuntimeState, "webgpu: compile " + variant.shader,
+                "WGSL shader '" + key + "' failed to compile: " + msg);
+  };
   dev_->push_scope(ErrorFilter::Internal);
   dev_->push_scope(ErrorFilter::Validation);
   ShaderModule mod = p.DeviceCreateShaderModule(dev_->handle(), &md);
+  std::string err = dev_->pop_scope();
+  if (std::string ierr = dev_->pop_scope(); err.empty()) err = ierr;
+  if (!mod || !err.empty()) {
+    if (mod) p.ShaderModuleRelease(mod);
+    fail(err.empty() ? "no shader module returned" : err);
+  }
   ComputePipelineDescriptor pd;
   pd.label = md.label;
   pd.compute.module = mod;
   pd.compute.entry_point = {"main", kStrlen};
-  ComputePipeline pl = mod ? p.DeviceCreateComputePipeline(dev_->handle(), &pd) : nullptr;
-  std::string err = dev_->pop_scope();
-  std::string ierr = dev_->pop_scope();
-  if (mod) p.ShaderModuleRelease(mod);
-  if (err.empty()) err = ierr;
+  dev_->push_scope(ErrorFilter::Internal);
+  dev_->push_scope(ErrorFilter::Validation);
+  ComputePipeline pl = p.DeviceCreateComputePipeline(dev_->handle(), &pd);
+  err = dev_->pop_scope();
+  if (std::string ierr = dev_->pop_scope(); err.empty()) err = ierr;
+  p.ShaderModuleRelease(mod);
   if (!pl || !err.empty()) {
     if (pl) p.ComputePipelineRelease(pl);
-    throw_error(ErrorKind::RuntimeState, "webgpu: compile " + variant.shader,
-                "WGSL shader '" + key + "' failed to compile: " + (err.empty() ? "no pipeline returned" : err));
+    fail(err.empty() ? "no pipeline returned" : err);
   }
   auto out = std::make_unique<Pipeline>();
   out->pipeline = pl;

@@ -44,6 +44,10 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) override;
   void synchronize() override;
   uint64_t domain() const override { return domain_; }
+  uint64_t bytes_allocated() const override;
+  uint64_t bytes_pooled() const override;
+  void release_cached() override;
+  bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
 
   // ---- webgpu::Context ----
   const Features& features() const override { return dev_->features(); }

@@ -18,9 +18,22 @@ struct EwParams {
   uint32_t strides[3][8];
   float f0, f1;
   int32_t i0, i1;
-  uint32_t u0, u1, u2, u3;
+  uint32_t u0, u1, u2, zero;  // zero must stay 0 (the shaders build NaN/inf from it)
 };
 static_assert(sizeof(EwParams) == 192, "EwParams must match the WGSL Params layout");
+
+// Same key derivation as src/cpu/reference/random.hpp (the shader does the per-element part).
+constexpr uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  x ^= x >> 16;
+  return x;
+}
+constexpr uint32_t rng_key(uint64_t seed) {
+  return mix32(mix32(0x243F6A88u ^ static_cast<uint32_t>(seed)) ^ static_cast<uint32_t>(seed >> 32));
+}
 
 bool gpu_dtype(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U8 || t == DType::Bool;
@@ -115,19 +128,37 @@ void launch_words(Context& ctx, ShaderVariant v, const std::vector<const Tensor*
 }
 
 // ---- capability helpers ----
+// The output's dtype and element count: from the allocated output when execute() checks,
+// from the runtime's out_specs when supports() runs before allocation.
+struct OutInfo {
+  bool known = false;
+  DType dtype = DType::F32;
+  int64_t numel = 0;
+};
+OutInfo out_info(const OpCall& c) {
+  if (c.outputs.size() == 1) return {true, c.outputs[0].dtype(), c.outputs[0].numel()};
+  if (c.out_specs.size() == 1) {
+    int64_t n = 1;
+    for (int64_t d : c.out_specs[0].first) n *= d;
+    return {true, c.out_specs[0].second, n};
+  }
+  return {};
+}
 Support common_check(const OpCall& c, size_t n_in) {
-  if (c.inputs.size() != n_in || c.outputs.size() != 1)
+  const OutInfo oi = out_info(c);
+  if (c.inputs.size() != n_in || !oi.known || c.outputs.size() > 1)
     return Support::no(c.name + " expects " + std::to_string(n_in) + " input(s) and 1 output");
-  const Tensor& o = c.outputs[0];
-  if (!o.is_contiguous()) return Support::no("output must be contiguous");
-  if (!gpu_dtype(o.dtype())) return Support::no(std::string("dtype ") + dtype_name(o.dtype()) + " unsupported");
+  if (c.outputs.size() == 1 && !c.outputs[0].is_contiguous()) return Support::no("output must be contiguous");
+  if (!gpu_dtype(oi.dtype)) return Support::no(std::string("dtype ") + dtype_name(oi.dtype) + " unsupported");
   for (const auto& t : c.inputs) {
     if (!gpu_dtype(t.dtype())) return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " unsupported");
     for (int64_t s : t.strides())
       if (s < 0) return Support::no("negative strides are not supported on WebGPU");
-    if (t.dim() > o.dim() && t.numel() != o.numel()) return Support::no("input rank above output rank");
   }
-  if (o.numel() > 0xffffffffll) return Support::no("more than 2^32 elements");
+  if (c.outputs.size() == 1)
+    for (const auto& t : c.inputs)
+      if (t.dim() > c.outputs[0].dim()) return Support::no("input rank above output rank");
+  if (oi.numel > 0xffffffffll) return Support::no("more than 2^32 elements");
   return Support::yes();
 }
 
@@ -137,10 +168,11 @@ bool is_f32_contig(const Tensor& t, int64_t n) {
 
 // ---- Copy ----
 Support check_copy(const Context&, const OpCall& c) {
-  if (c.inputs.size() != 1 || c.outputs.size() != 1) return Support::no("copy expects 1 input and 1 output");
-  if (c.inputs[0].dtype() != c.outputs[0].dtype()) return Support::no("copy needs equal dtypes (use cast)");
-  if (!c.outputs[0].is_contiguous()) return Support::no("output must be contiguous");
-  if (c.inputs[0].shape() != c.outputs[0].shape()) return Support::no("copy needs equal shapes");
+  const OutInfo oi = out_info(c);
+  if (c.inputs.size() != 1 || !oi.known) return Support::no("copy expects 1 input and 1 output");
+  if (c.inputs[0].dtype() != oi.dtype) return Support::no("copy needs equal dtypes (use cast)");
+  if (c.outputs.size() == 1 && (!c.outputs[0].is_contiguous() || c.inputs[0].shape() != c.outputs[0].shape()))
+    return Support::no("copy needs a contiguous output of the input's shape");
   for (int64_t s : c.inputs[0].strides())
     if (s < 0) return Support::no("negative strides are not supported on WebGPU");
   return Support::yes();
@@ -164,9 +196,9 @@ const char* unary_f32(UnaryOp op) {
     case UnaryOp::Neg: return "-x";
     case UnaryOp::Abs: return "abs(x)";
     case UnaryOp::Exp: return "exp(x)";
-    case UnaryOp::Log: return "select(log(x), bitcast<f32>(0x7fc00000u), x < 0.0)";
-    case UnaryOp::Sqrt: return "select(sqrt(x), bitcast<f32>(0x7fc00000u), x < 0.0)";
-    case UnaryOp::Rsqrt: return "select(inverseSqrt(x), bitcast<f32>(0x7fc00000u), x < 0.0)";
+    case UnaryOp::Log: return "select(log(x), nan_f32(), x < 0.0)";
+    case UnaryOp::Sqrt: return "select(sqrt(x), nan_f32(), x < 0.0)";
+    case UnaryOp::Rsqrt: return "select(inverseSqrt(x), nan_f32(), x < 0.0)";
     case UnaryOp::Sin: return "sin(x)";
     case UnaryOp::Cos: return "cos(x)";
     case UnaryOp::Tanh: return "tanh_f32(x)";
@@ -229,8 +261,9 @@ void launch_cast(Context& ctx, OpCall& c) {
 
 // ---- Binary ----
 std::string binary_expr(BinaryOp op, bool f) {
-  const std::string one = f ? "1.0" : "1", zero = f ? "0.0" : "0";
-  auto cmp = [&](const char* o) { return "select(" + zero + ", " + one + ", x " + o + " y)"; };
+  auto cmp = [&](const char* o) {
+    return f ? std::string("cmp_f32(x, y, x ") + o + " y)" : "select(0, 1, x " + std::string(o) + " y)";
+  };
   switch (op) {
     case BinaryOp::Add: return "x + y";
     case BinaryOp::Sub: return "x - y";
@@ -240,7 +273,7 @@ std::string binary_expr(BinaryOp op, bool f) {
     case BinaryOp::Maximum: return f ? "max_f32(x, y)" : "max(x, y)";
     case BinaryOp::Minimum: return f ? "min_f32(x, y)" : "min(x, y)";
     case BinaryOp::Eq: return cmp("==");
-    case BinaryOp::Ne: return cmp("!=");
+    case BinaryOp::Ne: return f ? "ne_f32(x, y)" : cmp("!=");
     case BinaryOp::Lt: return cmp("<");
     case BinaryOp::Le: return cmp("<=");
     case BinaryOp::Gt: return cmp(">");
@@ -306,13 +339,13 @@ void launch_where(Context& ctx, OpCall& c) {
 // ---- Fill / Arange / Rand ----
 Support check_creation(const Context&, const OpCall& c) {
   if (Support s = common_check(c, 0); !s.ok) return s;
-  const DType t = c.outputs[0].dtype();
+  const DType t = out_info(c).dtype;
   if ((c.kind == OpKind::RandUniform || c.kind == OpKind::RandNormal) && !is_floating(t))
     return Support::no("random numbers need a floating dtype");
   if (c.kind == OpKind::Arange && !is_floating(t) &&
       (c.attrs.scalar0 != static_cast<int32_t>(c.attrs.scalar0) || c.attrs.scalar1 != static_cast<int32_t>(c.attrs.scalar1)))
     return Support::no("integer arange needs integral start and step within i32");
-  if (c.outputs[0].numel() > (1ll << 31) && c.kind == OpKind::RandNormal)
+  if (out_info(c).numel > (1ll << 31) && c.kind == OpKind::RandNormal)
     return Support::no("rand_normal uses two counters per element: at most 2^31 elements");
   return Support::yes();
 }
@@ -337,8 +370,7 @@ void launch_creation(Context& ctx, OpCall& c) {
          {{"CT", ct}, {"VALUE", f ? "params.f0 + f32(e) * params.f1" : "params.i0 + i32(e) * params.i1"},
           {"STORE", store_fn(o.dtype(), ct)}}};
   } else {
-    p.u0 = static_cast<uint32_t>(c.attrs.seed);
-    p.u1 = static_cast<uint32_t>(c.attrs.seed >> 32);
+    p.u0 = rng_key(c.attrs.seed);
     v = {"rand", {{"NORMAL", c.kind == OpKind::RandNormal ? "true" : "false"}, {"STORE", store_fn(o.dtype(), "f32")}}};
   }
   launch_words(ctx, v, {}, o, p, per_word(o.dtype()));

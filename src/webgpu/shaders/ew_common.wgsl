@@ -12,7 +12,7 @@ struct Params {
   shape: array<vec4<u32>, 2>,              // output shape, outermost first
   strides: array<array<vec4<u32>, 2>, 3>,  // per input, in elements (0 = broadcast)
   f0: f32, f1: f32, i0: i32, i1: i32,      // scalars: fill value, arange start/step, rand range
-  u0: u32, u1: u32, u2: u32, u3: u32,      // rand seed (lo, hi)
+  u0: u32, u1: u32, u2: u32, zero: u32,    // u0: rand key; zero: always 0 (see nan_f32)
 }
 
 // Element offset of logical output index e inside input k.
@@ -91,19 +91,39 @@ fn erf_f32(x: f32) -> f32 {
 // tanh clamped: some drivers compute tanh via exp and return NaN for large |x|.
 fn tanh_f32(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
 fn sigmoid_f32(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
-fn is_nan(x: f32) -> bool { return x != x; }
+// NaN tests on the bits: drivers may fold `x != x` or use ordered compares (lavapipe does).
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+// IEEE comparisons: every comparison with NaN is false except !=.
+fn cmp_f32(x: f32, y: f32, r: bool) -> f32 { return select(0.0, 1.0, r && !is_nan(x) && !is_nan(y)); }
+fn ne_f32(x: f32, y: f32) -> f32 { return select(0.0, 1.0, is_nan(x) || is_nan(y) || x != y); }
+// NaN/inf built at run time: WGSL rejects non-finite constant expressions.
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | params.zero); }
+fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u | params.zero); }
 fn max_f32(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return a + b; } return max(a, b); }
 fn min_f32(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return a + b; } return min(a, b); }
-// pow with C semantics for negative bases, zero and integer exponents.
+// pow with C semantics for negative bases, zero, infinities and integer exponents.
 fn pow_f32(x: f32, y: f32) -> f32 {
   if (y == 0.0 || x == 1.0) { return 1.0; }
-  if (is_nan(x) || is_nan(y)) { return x + y; }
+  if (is_nan(x) || is_nan(y)) { return nan_f32(); }
+  let odd = abs(y) < 16777216.0 && trunc(y) == y && (i32(abs(y)) & 1) == 1;
+  if (is_inf(y)) {
+    let ax = abs(x);
+    if (ax == 1.0) { return 1.0; }
+    return select(0.0, inf_f32(), (ax > 1.0) == (y > 0.0));
+  }
+  if (is_inf(x)) {
+    let m = select(0.0, inf_f32(), y > 0.0);
+    return select(m, -m, x < 0.0 && odd);
+  }
+  if (x == 0.0) {
+    let m = select(0.0, inf_f32(), y < 0.0);
+    return select(m, -m, odd && bitcast<u32>(x) == 0x80000000u);
+  }
   let r = pow(abs(x), y);
   if (x < 0.0) {
-    if (trunc(y) != y) { return bitcast<f32>(0x7fc00000u); }
-    let odd = abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
+    if (trunc(y) != y) { return nan_f32(); }
     return select(r, -r, odd);
   }
-  if (x == 0.0) { return select(0.0, bitcast<f32>(0x7f800000u), y < 0.0); }
   return r;
 }

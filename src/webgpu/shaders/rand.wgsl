@@ -1,12 +1,11 @@
-// Counter-based random numbers, shared definition with the CPU reference ("wgt rng v1"):
-//   mix32(x): x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16
-//   word(seed, c) = mix32(mix32(mix32(c) ^ lo32(seed)) ^ hi32(seed))      (all mod 2^32)
-//   u01(w) = f32(w >> 8) * 2^-24                                           (exact, [0, 1))
-//   uniform: out[i] = low + (high - low) * u01(word(seed, i))              (f32 arithmetic)
-//   normal:  u1 = u01(word(seed, 2i)), u2 = u01(word(seed, 2i + 1)),
-//            out[i] = mean + stddev * sqrt(-2 ln(1 - u1)) * cos(2 pi u2)
-// The integer stream and u01 are bit-exact on every backend; the float transforms are
-// within a few ulps (GPU log/cos/fma differ from libm). Bindings: out, params.
+// Counter-based random numbers: the algorithm of src/cpu/reference/random.hpp (u32 only).
+//   hash(i) = mix32(mix32(key ^ i_lo) ^ i_hi), key = mix32(mix32(0x243F6A88 ^ seed_lo) ^ seed_hi)
+//   (key computed on the host, params.u0; i < 2^32 here so i_hi = 0).
+//   uniform: low + (high - low) * (hash(i) >> 8) * 2^-24
+//   normal:  u1 = ((hash(2i) >> 8) + 1) * 2^-24, u2 = (hash(2i+1) >> 8) * 2^-24,
+//            mean + stddev * sqrt(-2 ln u1) * cos(2 pi u2)
+// The hashes and u are bit-exact with the CPU; the value is f32 arithmetic (the reference
+// rounds once from double), so it agrees to a few ulp. Bindings: out, params.
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
 #include "ew_common"
@@ -20,17 +19,17 @@ fn mix32(v: u32) -> u32 {
   x = x ^ (x >> 16u);
   return x;
 }
-fn rng_word(c: u32) -> u32 { return mix32(mix32(mix32(c) ^ params.u0) ^ params.u1); }
+fn rng_hash(i: u32) -> u32 { return mix32(mix32(params.u0 ^ i) ^ 0u); }
 fn u01(w: u32) -> f32 { return f32(w >> 8u) * (1.0 / 16777216.0); }
 
 fn compute_bits(e: u32) -> u32 {
   var v: f32;
   if ({{NORMAL}}) {
-    let u1 = u01(rng_word(2u * e));
-    let u2 = u01(rng_word(2u * e + 1u));
-    v = params.f0 + params.f1 * (sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
+    let u1 = f32((rng_hash(2u * e) >> 8u) + 1u) * (1.0 / 16777216.0);
+    let u2 = u01(rng_hash(2u * e + 1u));
+    v = params.f0 + params.f1 * (sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
   } else {
-    v = params.f0 + (params.f1 - params.f0) * u01(rng_word(e));
+    v = params.f0 + (params.f1 - params.f0) * u01(rng_hash(e));
   }
   return {{STORE}}(v);
 }

@@ -1,0 +1,188 @@
+// Runtime tests of the WebGPU backend: the adapter is real, typed errors (foreign buffers,
+// oversize tensors, shader compile errors), batching, pool reuse/accounting, transfers.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "conformance.hpp"
+#include "webgpu/buffer_pool.hpp"
+#include "webgpu/webgpu_backend.hpp"
+#include "wgt/webgpu_info.hpp"
+
+namespace wgt {
+namespace {
+
+webgpu::WebGPUBackend& backend() {
+  std::string why;
+  auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(0, &why));
+  if (!b) throw std::runtime_error("WebGPU adapter required: " + why);
+  return *b;
+}
+
+// Fails (never skips) without a real adapter; on CI the adapter must be lavapipe.
+TEST(WebGPU, AdapterIsReal) {
+  std::string why;
+  auto adapters = webgpu_adapters(&why);
+  ASSERT_FALSE(adapters.empty()) << "no WebGPU adapter: " << why;
+  const auto& a = adapters[0];
+  std::printf("[adapter] %s (%s, %s, %s)\n", a.name.c_str(), a.backend.c_str(), a.adapter_type.c_str(),
+              a.device_description.c_str());
+  EXPECT_NE(a.backend, "null") << "Dawn's Null backend computes nothing";
+  const char* ci = std::getenv("CI");
+  const char* req = std::getenv("WGT_REQUIRE_ADAPTER");
+  if ((ci && std::string(ci) == "true") || (req && std::string(req) == "lavapipe"))
+    EXPECT_NE(a.name.find("llvmpipe"), std::string::npos) << "CI expects lavapipe, got " << a.name;
+  // The limits we rely on were read with our own struct layout: check they are sane.
+  uint64_t binding = 0, per_dim = 0;
+  for (auto& [k, v] : a.limits) {
+    if (k == "maxStorageBufferBindingSize") binding = v;
+    if (k == "maxComputeWorkgroupsPerDimension") per_dim = v;
+  }
+  EXPECT_GE(binding, 128ull << 20);
+  EXPECT_GE(per_dim, 65535u);
+  EXPECT_NE(std::find(a.features.begin(), a.features.end(), "shader-f16"), a.features.end());
+}
+
+// A DeviceBuffer of some other runtime: must be rejected, not read as garbage.
+class ForeignBuffer : public DeviceBuffer {
+ public:
+  uint64_t domain() const override { return 0xF0F0F0F0ull; }
+  size_t nbytes() const override { return 64; }
+};
+
+TEST(WebGPU, ForeignBufferIsRejected) {
+  auto& b = backend();
+  auto st = std::make_shared<Storage>(64, b.device());
+  st->set_buffer(std::make_shared<ForeignBuffer>());
+  Tensor x(st, {16}, {1}, 0, DType::F32);
+  Tensor out = Tensor::empty({16}, DType::F32, b.device());
+  OpCall call{OpKind::Unary, "neg", {x}, {out}, {}};
+  try {
+    b.execute(call);
+    FAIL() << "foreign buffer accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::RuntimeState);
+    EXPECT_NE(std::string(e.what()).find("another device/runtime"), std::string::npos) << e.what();
+  }
+  uint8_t tmp[4];
+  EXPECT_THROW(b.read(*st->buffer(), 0, tmp, 4), Error);
+}
+
+TEST(WebGPU, OversizeTensorIsUnsupported) {
+  auto& b = backend();
+  const uint64_t limit = b.limits().max_storage_buffer_binding_size;
+  OpCall call{OpKind::Fill, "full", {}, {}, {}};
+  call.out_specs = {{{static_cast<int64_t>(limit / 4 + 1)}, DType::F32}};
+  Support s = b.supports(call);
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("maxStorageBufferBindingSize"), std::string::npos) << s.reason;
+  OpCall i64{OpKind::Unary, "neg", {Tensor::empty({4}, DType::I64)}, {}, {}};
+  i64.out_specs = {{{4}, DType::I64}};
+  EXPECT_FALSE(b.supports(i64).ok);
+}
+
+TEST(WebGPU, ShaderCompileErrorIsTyped) {
+  auto& b = backend();
+  webgpu::ShaderVariant bad{"unary", {{"CT", "f32"}, {"LOAD_A", "ld_f32_f32"}, {"A_PW", "1"}, {"STORE", "st_f32_f32"},
+                                      {"OP", "no_such_function(x)"}, {"OUT_PW", "1"}}};
+  try {
+    b.pipeline(bad);
+    FAIL() << "bad WGSL compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::RuntimeState);
+    EXPECT_NE(std::string(e.what()).find("no_such_function"), std::string::npos) << e.what();
+  }
+  webgpu::ShaderVariant missing{"unary", {}};
+  EXPECT_THROW(b.pipeline(missing), Error);  // placeholders without defines
+  // The device is still healthy afterwards.
+  Tensor x = full({8}, 2.0, DType::F32, b.device());
+  EXPECT_EQ(neg(x).to_vector<float>()[3], -2.f);
+}
+
+TEST(WebGPU, ThousandDependentOpsThenOneRead) {
+  auto& b = backend();
+  b.synchronize();
+  const auto before = b.batch_stats();
+  Tensor x = full({333}, 0.0, DType::F32, b.device());
+  Tensor one = full({333}, 1.0, DType::F32, b.device());
+  for (int i = 0; i < 1000; ++i) x = add(x, one);
+  const auto mid = b.batch_stats();
+  EXPECT_EQ(mid.host_waits, before.host_waits) << "a host wait happened while recording ops";
+  EXPECT_LE(mid.submits - before.submits, 1000u / b.max_batch() + 2);
+  auto v = x.to_vector<float>();
+  EXPECT_EQ(v[0], 1000.f);
+  EXPECT_EQ(v[332], 1000.f);
+}
+
+TEST(WebGPU, PoolReusesAndAccounts) {
+  auto& b = backend();
+  b.synchronize();
+  b.release_pool();
+  const auto s0 = b.pool_stats();
+  EXPECT_EQ(s0.bytes_pooled, 0u);
+  {
+    Tensor t = Tensor::empty({1000}, DType::F32, b.device());
+    const auto s1 = b.pool_stats();
+    EXPECT_EQ(s1.bytes_in_use - s0.bytes_in_use, webgpu::BufferPool::size_class(4000));
+  }
+  const auto s2 = b.pool_stats();
+  EXPECT_EQ(s2.bytes_in_use, s0.bytes_in_use);
+  EXPECT_EQ(s2.bytes_pooled, webgpu::BufferPool::size_class(4000));
+  Tensor again = Tensor::empty({990}, DType::F32, b.device());  // same size class
+  const auto s3 = b.pool_stats();
+  EXPECT_EQ(s3.reuses, s2.reuses + 1);
+  EXPECT_EQ(s3.buffers_created, s2.buffers_created);
+  EXPECT_EQ(s3.bytes_allocated, s2.bytes_allocated);
+  EXPECT_EQ(webgpu::BufferPool::size_class(1), 256u);
+  EXPECT_EQ(webgpu::BufferPool::size_class(5000), 5120u);
+  EXPECT_EQ(webgpu::BufferPool::size_class(1 << 20), size_t{1} << 20);
+  EXPECT_EQ(webgpu::BufferPool::size_class((1 << 20) + 1), (size_t{1} << 20) + (size_t{1} << 17));
+}
+
+TEST(WebGPU, OutOfMemoryIsTyped) {
+  auto& b = backend();
+  try {
+    b.allocate(static_cast<size_t>(b.limits().max_buffer_size) + 4096);
+    FAIL() << "allocation above maxBufferSize succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+  }
+}
+
+TEST(WebGPU, SynchronizeAndTransfersWithOffsets) {
+  auto& b = backend();
+  std::vector<uint8_t> host(103);
+  std::iota(host.begin(), host.end(), 1);
+  auto buf = b.allocate(host.size());
+  b.write(*buf, 0, host.data(), host.size());
+  // Unaligned partial write in the middle, then unaligned reads.
+  const uint8_t patch[5] = {200, 201, 202, 203, 204};
+  b.write(*buf, 13, patch, 5);
+  std::memcpy(host.data() + 13, patch, 5);
+  b.synchronize();
+  std::vector<uint8_t> back(host.size());
+  b.read(*buf, 0, back.data(), back.size());
+  EXPECT_EQ(back, host);
+  uint8_t mid[7];
+  b.read(*buf, 11, mid, 7);
+  EXPECT_EQ(0, std::memcmp(mid, host.data() + 11, 7));
+  EXPECT_THROW(b.read(*buf, 100, mid, 7), Error);  // past the end
+  // A view with an offset downloads the right elements.
+  Tensor t = arange(0, 40, 1, DType::F32, b.device()).view({5, 8}).slice(0, 2, 4).slice(1, 3, 7);
+  auto v = t.to_vector<float>();
+  ASSERT_EQ(v.size(), 8u);
+  EXPECT_EQ(v[0], 19.f);
+  EXPECT_EQ(v[7], 30.f);
+}
+
+TEST(WebGPU, RandomMatchesCpuBits) {
+  // uniform01 is exact on both sides, so a [0, 1) draw is bit-identical.
+  Tensor g = rand_uniform({1000}, 99, 0.0, 1.0, DType::F32, backend().device());
+  Tensor c = rand_uniform({1000}, 99, 0.0, 1.0, DType::F32, Device::cpu());
+  EXPECT_EQ(g.to_vector<float>(), c.to_vector<float>());
+}
+
+}  // namespace
+}  // namespace wgt
