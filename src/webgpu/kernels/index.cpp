@@ -1,6 +1,7 @@
 // WebGPU launchers of the indexing family: Concat (N strided inputs, any axis, one dispatch
 // per input), IndexSelect and Gather (one shared gather kernel; i32 or i64 indices). Any
 // element size of 1, 2, 4 or 8 bytes is moved as raw bits, so every dtype works.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,20 +56,27 @@ IndexParams make_params(const std::vector<Dim>& dims) {
   return p;
 }
 
-Support check_buffers(const Context& ctx, const OpCall& call) {
+Support check_bytes(const Context& ctx, uint64_t bytes) {
+  if (bytes > ctx.limits().max_storage_buffer_binding_size)
+    return Support::no("buffer of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferBindingSize " +
+                       std::to_string(ctx.limits().max_storage_buffer_binding_size));
+  // Element indices are u32 and 1-byte elements are addressed as byte offsets.
+  if (bytes >= (uint64_t{1} << 32)) return Support::no("buffer of 4 GiB or more");
+  return Support::yes();
+}
+
+// supports() runs before the output is allocated: it is judged by `out_bytes`.
+Support check_buffers(const Context& ctx, const OpCall& call, uint64_t out_bytes) {
+  if (call.inputs.empty() || call.outputs.size() > 1) return Support::no("expects inputs and one output");
   for (const auto* list : {&call.inputs, &call.outputs}) {
     for (const Tensor& t : *list) {
       if (!t.defined()) return Support::no("undefined operand");
       if (t.dim() > 8) return Support::no("rank " + std::to_string(t.dim()) + " > 8");
-      const uint64_t bytes = t.storage()->nbytes();
-      if (bytes > ctx.limits().max_storage_buffer_binding_size)
-        return Support::no("buffer of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferBindingSize " +
-                           std::to_string(ctx.limits().max_storage_buffer_binding_size));
-      // Element indices are u32 and 1-byte elements are addressed as byte offsets.
-      if (bytes >= (uint64_t{1} << 32)) return Support::no("buffer of 4 GiB or more");
+      if (Support s = check_bytes(ctx, t.storage()->nbytes()); !s.ok) return s;
     }
   }
-  const DType dt = call.outputs[0].dtype();
+  if (Support s = check_bytes(ctx, out_bytes); !s.ok) return s;
+  const DType dt = call.inputs[0].dtype();
   if (dtype_size(dt) != 1 && dtype_size(dt) != 2 && dtype_size(dt) != 4 && dtype_size(dt) != 8)
     return Support::no(std::string("element size of ") + dtype_name(dt) + " not supported");
   return Support::yes();
@@ -90,10 +98,11 @@ void run(Context& ctx, const ShaderVariant& v, std::vector<Arg> args, const Inde
 // ---------------- Concat ----------------
 
 Support check_concat(const Context& ctx, const OpCall& call) {
-  if (call.inputs.empty() || call.outputs.size() != 1) return Support::no("concat takes inputs and one output");
-  if (Support s = check_buffers(ctx, call); !s.ok) return s;
+  uint64_t out_bytes = 0;
+  for (const Tensor& t : call.inputs) out_bytes += t.defined() ? t.nbytes() : 0;
+  if (Support s = check_buffers(ctx, call, out_bytes); !s.ok) return s;
   for (const Tensor& t : call.inputs)
-    if (t.dtype() != call.outputs[0].dtype()) return Support::no("input dtype differs from the output dtype");
+    if (t.dtype() != call.inputs[0].dtype()) return Support::no("inputs differ in dtype");
   return Support::yes();
 }
 
@@ -134,15 +143,19 @@ std::vector<Dim> gather_dims(const OpCall& call) {
 }
 
 Support check_gather(const Context& ctx, const OpCall& call) {
-  if (call.inputs.size() != 2 || call.outputs.size() != 1) return Support::no("expects {x, indices} and one output");
-  if (Support s = check_buffers(ctx, call); !s.ok) return s;
+  if (call.inputs.size() != 2) return Support::no("expects {x, indices}");
   const Tensor &x = call.inputs[0], &idx = call.inputs[1];
-  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) return Support::no("indices must be i32 or i64");
-  if (x.dtype() != call.outputs[0].dtype()) return Support::no("output dtype differs from x");
+  if (!x.defined() || !idx.defined()) return Support::no("undefined operand");
   if (x.dim() == 0) return Support::no("0-d x has no axis");
+  const uint64_t out_n = call.kind == OpKind::Gather
+                             ? static_cast<uint64_t>(idx.numel())
+                             : static_cast<uint64_t>(idx.numel()) * static_cast<uint64_t>(x.numel() / std::max<int64_t>(1, x.size(call.attrs.axis)));
+  if (Support s = check_buffers(ctx, call, out_n * dtype_size(x.dtype())); !s.ok) return s;
+  if (idx.dtype() != DType::I32 && idx.dtype() != DType::I64) return Support::no("indices must be i32 or i64");
+  if (!call.outputs.empty() && x.dtype() != call.outputs[0].dtype()) return Support::no("output dtype differs from x");
   if (gather_dims(call).size() > 8) return Support::no("more than 8 iteration dims after coalescing");
   // Every index is out of range then; the CPU path reports it as OutOfRange.
-  if (x.size(call.attrs.axis) == 0 && call.outputs[0].numel() > 0) return Support::no("x is empty along the axis");
+  if (x.size(call.attrs.axis) == 0 && idx.numel() > 0) return Support::no("x is empty along the axis");
   return Support::yes();
 }
 

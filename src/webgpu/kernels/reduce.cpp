@@ -81,21 +81,27 @@ RowParams make_params(const std::vector<Dim>& outer, const std::vector<Dim>& inn
 const char* type_name(DType t) { return t == DType::F16 ? "f16" : "f32"; }
 const char* enable_line(DType t) { return t == DType::F16 ? "enable f16;" : ""; }
 
+Support check_bytes(const Context& ctx, uint64_t bytes, size_t elem) {
+  if (bytes > ctx.limits().max_storage_buffer_binding_size)
+    return Support::no("buffer of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferBindingSize " +
+                       std::to_string(ctx.limits().max_storage_buffer_binding_size));
+  if (bytes / elem >= (uint64_t{1} << 32)) return Support::no("more than 2^32 elements in one buffer");
+  return Support::yes();
+}
+
 // Common capability rules: f32 (f16 with shader-f16), rank <= 8, every bound buffer within the
-// binding limit and addressable with u32 element indices.
-Support check_float_tensors(const Context& ctx, const OpCall& call) {
+// binding limit and addressable with u32 element indices. supports() runs before the outputs
+// are allocated, so the output is judged by `out_bytes` (and checked again if present).
+Support check_float_tensors(const Context& ctx, const OpCall& call, uint64_t out_bytes) {
+  if (call.inputs.empty()) return Support::no("missing input");
   for (const auto* list : {&call.inputs, &call.outputs}) {
     for (const Tensor& t : *list) {
       if (!t.defined()) return Support::no("undefined operand");
       if (t.dim() > 8) return Support::no("rank " + std::to_string(t.dim()) + " > 8");
-      const uint64_t bytes = t.storage()->nbytes();
-      if (bytes > ctx.limits().max_storage_buffer_binding_size)
-        return Support::no("buffer of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferBindingSize " +
-                           std::to_string(ctx.limits().max_storage_buffer_binding_size));
-      if (bytes / dtype_size(t.dtype()) >= (uint64_t{1} << 32))
-        return Support::no("more than 2^32 elements in one buffer");
+      if (Support s = check_bytes(ctx, t.storage()->nbytes(), dtype_size(t.dtype())); !s.ok) return s;
     }
   }
+  if (Support s = check_bytes(ctx, out_bytes, 4); !s.ok) return s;
   const DType dt = call.inputs[0].dtype();
   if (dt != DType::F32 && dt != DType::F16)
     return Support::no(std::string("dtype ") + dtype_name(dt) + " not supported (f32, f16)");
@@ -137,10 +143,10 @@ bool aligned4(const std::vector<Dim>& outer, const Tensor& x, const Tensor& y) {
 // ---------------- Reduce ----------------
 
 Support check_reduce(const Context& ctx, const OpCall& call) {
-  if (call.inputs.size() != 1 || call.outputs.size() != 1) return Support::no("reduce takes one input and one output");
-  if (Support s = check_float_tensors(ctx, call); !s.ok) return s;
+  if (call.inputs.size() != 1 || call.outputs.size() > 1) return Support::no("reduce takes one input and one output");
+  if (Support s = check_float_tensors(ctx, call, 0); !s.ok) return s;
   const DType want = call.attrs.reduce == ReduceOp::ArgMax ? DType::I64 : call.inputs[0].dtype();
-  if (call.outputs[0].dtype() != want) return Support::no("unexpected output dtype");
+  if (!call.outputs.empty() && call.outputs[0].dtype() != want) return Support::no("unexpected output dtype");
   return Support::yes();
 }
 
@@ -179,10 +185,11 @@ void launch_reduce(Context& ctx, OpCall& call) {
 // ---------------- Softmax / LogSoftmax ----------------
 
 Support check_softmax(const Context& ctx, const OpCall& call) {
-  if (call.inputs.size() != 1 || call.outputs.size() != 1) return Support::no("softmax takes one input and one output");
-  if (Support s = check_float_tensors(ctx, call); !s.ok) return s;
+  if (call.inputs.size() != 1 || call.outputs.size() > 1) return Support::no("softmax takes one input and one output");
+  if (Support s = check_float_tensors(ctx, call, call.inputs[0].nbytes()); !s.ok) return s;
   if (call.inputs[0].dim() == 0) return Support::no("softmax of a 0-d tensor");
-  if (call.outputs[0].dtype() != call.inputs[0].dtype()) return Support::no("output dtype differs from input");
+  if (!call.outputs.empty() && call.outputs[0].dtype() != call.inputs[0].dtype())
+    return Support::no("output dtype differs from input");
   return Support::yes();
 }
 
@@ -213,15 +220,15 @@ void launch_softmax(Context& ctx, OpCall& call) {
 Support check_norm(const Context& ctx, const OpCall& call) {
   const size_t want = 1 + (call.attrs.has_weight ? 1 : 0) + (call.attrs.has_bias ? 1 : 0);
   if (call.kind == OpKind::RMSNorm && call.attrs.has_bias) return Support::no("rms_norm has no bias");
-  if (call.inputs.size() != want || call.outputs.size() != 1)
+  if (call.inputs.size() != want || call.outputs.size() > 1)
     return Support::no("expected " + std::to_string(want) + " inputs and one output");
-  if (Support s = check_float_tensors(ctx, call); !s.ok) return s;
+  if (Support s = check_float_tensors(ctx, call, call.inputs[0].nbytes()); !s.ok) return s;
   const Tensor& x = call.inputs[0];
   if (x.dim() == 0) return Support::no("normalization of a 0-d tensor");
   for (size_t i = 1; i < call.inputs.size(); ++i)
     if (call.inputs[i].dim() != 1 || call.inputs[i].size(0) != x.size(-1))
       return Support::no("weight/bias must have shape [" + std::to_string(x.size(-1)) + "]");
-  if (call.outputs[0].dtype() != x.dtype()) return Support::no("output dtype differs from input");
+  if (!call.outputs.empty() && call.outputs[0].dtype() != x.dtype()) return Support::no("output dtype differs from input");
   return Support::yes();
 }
 

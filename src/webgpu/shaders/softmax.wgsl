@@ -23,11 +23,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   st = wg_ms(st, lid);
   let m = st.x;
   let inv = 1.0 / st.y;
-  let lse = m + log(st.y);
+  let ls = log(st.y);
   for (var r = lid; r < p.n_red; r += WG) {
     let v = f32(x[ib + r * is]);
     var o: f32;
-    if (LOG) { o = v - lse; } else { o = exp(v - m) * inv; }
+    // (v - m) first, as in the reference: exact for close values, so large logits keep precision.
+    if (LOG) { o = (v - m) - ls; } else { o = exp(v - m) * inv; }
     y[ob + r * p.out_istride] = {{T}}(o);
   }
 }

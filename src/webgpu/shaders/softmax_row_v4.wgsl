@@ -36,17 +36,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lid + c * WG < n4) {
       let e = exp(v[c] - vec4<f32>(m));
       s += (e.x + e.y) + (e.z + e.w);
-      if (!LOG) { v[c] = e; }
+      if (LOG) { v[c] -= vec4<f32>(m); } else { v[c] = e; }
     }
   }
   s = wg_sum(s, lid);
   let inv = 1.0 / s;
-  let lse = m + log(s);
+  let ls = log(s);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {
       var o: vec4<f32>;
-      if (LOG) { o = v[c] - vec4<f32>(lse); } else { o = v[c] * inv; }
+      // v[c] holds x - m (log) or exp(x - m).
+      if (LOG) { o = v[c] - vec4<f32>(ls); } else { o = v[c] * inv; }
       y[ob + i] = vec4<{{T}}>(o);
     }
   }
