@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   }
   std::printf("# backend %s; timing = wall time of N dispatches between two synchronize() calls\n",
               gpu->name().c_str());
-  std::printf("%-5s %-3s %-16s %-44s %10s %9s %6s %10s\n", "dtype", "lay", "MxNxK", "variant", "ms", "TFLOP/s", "iters",
+  std::printf("%-5s %-3s %-16s %-56s %10s %9s %6s %10s\n", "dtype", "lay", "MxNxK", "variant", "ms", "TFLOP/s", "iters",
               "max_err");
   int failures = 0;
   for (DType dt : opt.dtypes) {
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
             const double err = verify(p);
             const double tol = v.acc == "f16" ? 1e-2 : (dt == DType::F32 ? 1e-5 : 1e-3);
             if (!(err <= tol)) {
-              std::printf("%-5s %-3s %-16s %-44s FAILED verification: max_err %.3g > %.1g\n", dtype_name(dt),
+              std::printf("%-5s %-3s %-16s %-56s FAILED verification: max_err %.3g > %.1g\n", dtype_name(dt),
                           tb ? "nt" : "nn", shape, name.c_str(), err, tol);
               ++failures;
               continue;
@@ -231,10 +231,10 @@ int main(int argc, char** argv) {
             for (int i = 0; i < iters; ++i) run_once(*gpu, p);
             gpu->synchronize();
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
-            std::printf("%-5s %-3s %-16s %-44s %10.4f %9.2f %6d %10.2e\n", dtype_name(dt), tb ? "nt" : "nn", shape,
+            std::printf("%-5s %-3s %-16s %-56s %10.4f %9.2f %6d %10.2e\n", dtype_name(dt), tb ? "nt" : "nn", shape,
                         name.c_str(), ms, flops / (ms * 1e-3) / 1e12, iters, err);
           } catch (const Error& e) {
-            std::printf("%-5s %-3s %-16s %-44s skipped: %s\n", dtype_name(dt), tb ? "nt" : "nn", shape, name.c_str(),
+            std::printf("%-5s %-3s %-16s %-56s skipped: %s\n", dtype_name(dt), tb ? "nt" : "nn", shape, name.c_str(),
                         e.what());
           }
           std::fflush(stdout);

@@ -209,7 +209,7 @@ Support check_matmul(const Context& ctx, const OpCall& call) {
   const int64_t Kb = call.attrs.transpose_b ? b.size(-1) : b.size(-2);
   if (Kb != K || out.size(-2) != M || out.size(-1) != N || out.dim() < std::max(a.dim(), b.dim()))
     return Support::no("output shape does not match the operands");
-  if (!out.is_contiguous()) return Support::no("the output must be contiguous");
+  if (out.numel() != 0 && !out.is_contiguous()) return Support::no("the output must be contiguous");
   for (int d = 0; d < out.dim() - 2; ++d) {  // batch dims broadcast (right-aligned)
     const int da = d - (out.dim() - a.dim()), db = d - (out.dim() - b.dim());
     const int64_t n = out.shape()[d];
