@@ -77,7 +77,7 @@ void KVCache::append(const Tensor& k, const Tensor& v) {
 
 void KVCache::write_rows(const Tensor& dst, const Tensor& src) {
   Runtime& rt = Runtime::get();
-  OpCall call{OpKind::KVAppend, "kv_append", {dst, src}, {}, {}};
+  OpCall call{OpKind::KVAppend, "kv_append", {dst, src}, {}, {}, 0.0, {}};
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(src.numel());
   if (device_.is_cpu()) {

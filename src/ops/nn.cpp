@@ -50,7 +50,7 @@ Tensor rope_impl(const Tensor& x, const Tensor* positions, int64_t offset, const
   Device dev = common_device(all, name);
   const int64_t n_rot = check_rope(x, cfg, name);
   const int64_t seq = x.shape()[x.dim() - 3];
-  OpCall call{OpKind::Rope, name, {x}, {}, {}};
+  OpCall call{OpKind::Rope, name, {x}, {}, {}, 0.0, {}};
   if (positions) {
     if (positions->dtype() != DType::I32 && positions->dtype() != DType::I64)
       throw_error(ErrorKind::DTypeMismatch, name,
@@ -110,7 +110,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttnCo
   double scale = cfg.scale == 0.0 ? 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1))) : cfg.scale;
   if (!std::isfinite(scale))
     throw_error(ErrorKind::InvalidArgument, name, "scale must be finite, got " + std::to_string(cfg.scale));
-  OpCall call{OpKind::Attention, name, {q, k, v}, {}, {}};
+  OpCall call{OpKind::Attention, name, {q, k, v}, {}, {}, 0.0, {}};
   if (cfg.mask) {
     const Tensor& m = *cfg.mask;
     if (!is_floating(m.dtype()))
@@ -141,7 +141,7 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape())
     throw_error(ErrorKind::ShapeMismatch, name,
                 "a and b must have one shape (no broadcasting), got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
-  OpCall call{OpKind::SiluMul, name, {a, b}, {}, {}};
+  OpCall call{OpKind::SiluMul, name, {a, b}, {}, {}, 0.0, {}};
   call.work = 6.0 * static_cast<double>(a.numel());
   return Runtime::get().run1(call, {a.shape(), a.dtype()}, dev);
 }
