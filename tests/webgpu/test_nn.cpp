@@ -165,6 +165,39 @@ TEST_F(WebGpuNn, KvCacheOnDevice) {
   }
 }
 
+TEST_F(WebGpuNn, KvCacheOnDeviceHostWritePath) {
+  // Under policy cpu-only a device cache still takes the rows, through a host-side write.
+  use_cpu_reference();
+  KVCache cache(4, 1, 6, DType::F16, kGpu);
+  Tensor k = randn({3, 1, 6}, 33), v = randn({3, 1, 6}, 34);
+  Runtime::get().reset_stats();
+  cache.append(k.to(kGpu), v.to(kGpu));
+  ASSERT_TRUE(Runtime::get().stats().per_op.count("kv_append"));
+  EXPECT_TRUE(Runtime::get().stats().per_op.at("kv_append").count("host-write"));
+  EXPECT_LE(rel_err(cast(cache.view_k().cpu(), DType::F32), k), 1e-3);
+  EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), v), 1e-3);
+}
+
+TEST_F(WebGpuNn, BlockF16WeightsOnDevice) {
+  BlockConfig cfg;
+  cfg.dim = 64;
+  cfg.n_heads = 2;
+  cfg.n_kv_heads = 1;
+  cfg.ffn_dim = 80;
+  use_cpu_reference();
+  BlockWeights w = BlockWeights::random(cfg, 6, DType::F16);
+  Tensor x = randn({5, 64}, 42);
+  TransformerBlock cpu_blk(cfg, w);
+  KVCache cc = cpu_blk.make_cache(5, DType::F16);
+  Tensor want = cpu_blk.forward(x, cc, 0);
+  use_gpu();
+  for (Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w_gate, &w.w_up, &w.w_down}) *t = t->to(kGpu);
+  TransformerBlock blk(cfg, w);
+  KVCache gc = blk.make_cache(5, DType::F16);
+  // f16 matmul outputs may round differently by one f16 ulp between the backends.
+  EXPECT_LE(rel_err(blk.forward(x.to(kGpu), gc, 0), want), 1e-2);
+}
+
 TEST_F(WebGpuNn, BlockDecodeEqualsPrefillOnDevice) {
   BlockConfig cfg;
   cfg.dim = 64;
