@@ -152,8 +152,9 @@ constexpr int64_t kPrefillBQ = 16, kPrefillBK = 16, kPrefillTPR = 8;
 constexpr int64_t kDecodeMaxQueries = 4;  // above this the prefill kernel reads K/V fewer times
 constexpr int64_t kDecodeTargetGroups = 256;
 
-int64_t prefill_smem(int64_t d) { return 4 * (kPrefillBQ * d + 2 * kPrefillBK * d + kPrefillBQ * kPrefillBK); }
-int64_t decode_smem(int64_t d, int64_t g, int64_t t) { return 4 * (2 * g * d + 2 * t * d + g * t + 3 * g); }
+// Workgroup bytes of the shaders' arrays (staged rows are padded to d + 1 words).
+int64_t prefill_smem(int64_t d) { return 4 * ((kPrefillBQ + 2 * kPrefillBK) * (d + 1) + kPrefillBQ * kPrefillBK); }
+int64_t decode_smem(int64_t d, int64_t g, int64_t t) { return 4 * (g * (d + 1) + g * d + 2 * t * (d + 1) + g * t + 3 * g); }
 
 // Largest key tile of the decode kernel that fits the workgroup memory, 0 if none does.
 int64_t decode_tile(const Context& ctx, int64_t d, int64_t g) {

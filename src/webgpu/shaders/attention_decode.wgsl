@@ -11,6 +11,9 @@ const WG: u32 = 128u;
 const D: u32 = {{D}}u;
 const G: u32 = {{G}}u;
 const T: u32 = {{T}}u;
+// Staged rows padded to D + 1 words: consecutive invocations score consecutive keys at the
+// same d, which with a stride of D (often a multiple of 32) would hit one memory bank.
+const DS: u32 = D + 1u;
 
 @group(0) @binding(0) var<storage, read> q: array<{{TQ}}>;
 @group(0) @binding(1) var<storage, read> k: array<{{TK}}>;
@@ -21,10 +24,10 @@ const T: u32 = {{T}}u;
 @group(0) @binding(5) var<storage, read_write> part_ml: array<f32>;
 @group(0) @binding(6) var<uniform> p: AttnParams;
 
-var<workgroup> qs: array<f32, G * D>;
+var<workgroup> qs: array<f32, G * DS>;
 var<workgroup> acc: array<f32, G * D>;
-var<workgroup> ks: array<f32, T * D>;
-var<workgroup> vs: array<f32, T * D>;
+var<workgroup> ks: array<f32, T * DS>;
+var<workgroup> vs: array<f32, T * DS>;
 var<workgroup> sc: array<f32, G * T>;  // scores, then probabilities, of the current tile
 var<workgroup> ms: array<f32, G>;
 var<workgroup> ls: array<f32, G>;
@@ -40,7 +43,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (p.causal != 0u) { j_end = min(j_end, p.lk - p.lq + qi + 1u); }
   for (var e = lid; e < G * D; e += WG) {
     let h = g * G + e / D;
-    qs[e] = f32(q[p.q_off + (qi * p.heads + h) * D + e % D]) * p.scale;
+    qs[(e / D) * DS + e % D] = f32(q[p.q_off + (qi * p.heads + h) * D + e % D]) * p.scale;
     acc[e] = 0.0;
   }
   if (lid < G) {
@@ -58,8 +61,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         kv = f32(k[p.k_off + src]);
         vv = f32(v[p.v_off + src]);
       }
-      ks[e] = kv;
-      vs[e] = vv;
+      ks[(e / D) * DS + e % D] = kv;
+      vs[(e / D) * DS + e % D] = vv;
     }
     workgroupBarrier();
     for (var e = lid; e < G * T; e += WG) {
@@ -68,7 +71,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       var sv = NEG_BIG;
       if (j < j_end) {
         var dot = 0.0;
-        for (var d = 0u; d < D; d++) { dot += qs[r * D + d] * ks[(e % T) * D + d]; }
+        for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[(e % T) * DS + d]; }
         if (p.has_mask != 0u) { dot += f32(mask[p.m_off + qi * p.lk + j]); }
         sv = max(dot, NEG_BIG);
       }
@@ -101,7 +104,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let r = e / D;
       let d = e % D;
       var a = acc[e] * corr[r];
-      for (var c = 0u; c < T; c++) { a += sc[r * T + c] * vs[c * D + d]; }
+      for (var c = 0u; c < T; c++) { a += sc[r * T + c] * vs[c * DS + d]; }
       acc[e] = a;
     }
   }

@@ -14,6 +14,9 @@ const TPR: u32 = 8u;
 const WG: u32 = 128u;  // BQ * TPR
 const D: u32 = {{D}}u;
 const DPT: u32 = {{DPT}}u;
+// Rows of the staged tiles are padded to D + 1 words: the lanes of a row read different keys
+// at the same d, which with a stride of D (often a multiple of 32) would hit one memory bank.
+const DS: u32 = D + 1u;
 
 @group(0) @binding(0) var<storage, read> q: array<{{TQ}}>;
 @group(0) @binding(1) var<storage, read> k: array<{{TK}}>;
@@ -22,9 +25,9 @@ const DPT: u32 = {{DPT}}u;
 @group(0) @binding(4) var<storage, read_write> o: array<{{TQ}}>;
 @group(0) @binding(5) var<uniform> p: AttnParams;
 
-var<workgroup> qs: array<f32, BQ * D>;  // scaled queries of the tile
-var<workgroup> ks: array<f32, BK * D>;
-var<workgroup> vs: array<f32, BK * D>;
+var<workgroup> qs: array<f32, BQ * DS>;  // scaled queries of the tile
+var<workgroup> ks: array<f32, BK * DS>;
+var<workgroup> vs: array<f32, BK * DS>;
 var<workgroup> sc: array<f32, BQ * BK>;  // scores of the current key tile
 
 @compute @workgroup_size(128)
@@ -39,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let qq = q0 + e / D;
     var val = 0.0;
     if (qq < p.lq) { val = f32(q[p.q_off + (qq * p.heads + h) * D + e % D]) * p.scale; }
-    qs[e] = val;
+    qs[(e / D) * DS + e % D] = val;
   }
   // Keys past the last one visible to the tile's last query are never loaded.
   var kv_end = p.lk;
@@ -58,8 +61,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         kv = f32(k[p.k_off + src]);
         vv = f32(v[p.v_off + src]);
       }
-      ks[e] = kv;
-      vs[e] = vv;
+      ks[(e / D) * DS + e % D] = kv;
+      vs[(e / D) * DS + e % D] = vv;
     }
     workgroupBarrier();
     for (var c = lane; c < BK; c += TPR) {
@@ -67,7 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       var sv = NEG_BIG;
       if (qi < p.lq && visible(qi, j)) {
         var dot = 0.0;
-        for (var d = 0u; d < D; d++) { dot += qs[r * D + d] * ks[c * D + d]; }
+        for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[c * DS + d]; }
         if (p.has_mask != 0u) { dot += f32(mask[p.m_off + qi * p.lk + j]); }
         sv = max(dot, NEG_BIG);
       }
@@ -89,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
           l += pv;
           for (var t = 0u; t < DPT; t++) {
             let d = lane + t * TPR;
-            if (d < D) { acc[t] += pv * vs[c * D + d]; }
+            if (d < D) { acc[t] += pv * vs[c * DS + d]; }
           }
         }
       }
