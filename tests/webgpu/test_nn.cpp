@@ -145,6 +145,18 @@ TEST_F(WebGpuNn, AttentionF16CacheMaskAndFullyMaskedRow) {
   }
 }
 
+TEST_F(WebGpuNn, AttentionWithoutKeysGivesZeros) {
+  for (int64_t lq : {1, 7}) {  // decode and prefill kernels over an empty (non-causal) key set
+    check("lq " + std::to_string(lq), {randn({lq, 2, 8}, 35), randn({0, 2, 8}, 36), randn({0, 2, 8}, 37)},
+          [](auto& in) {
+            AttnConfig ac;
+            ac.causal = false;
+            return attention(in[0], in[1], in[2], ac);
+          },
+          0.0, "attention");
+  }
+}
+
 TEST_F(WebGpuNn, KvCacheOnDevice) {
   use_gpu();
   for (DType dt : {DType::F32, DType::F16}) {
