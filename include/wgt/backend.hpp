@@ -13,6 +13,8 @@ namespace wgt {
 enum class OpKind : uint8_t {
   Unary, Binary, Where, Cast, Fill, Arange, RandUniform, RandNormal, Reduce, MatMul,
   Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
+  // transformer (branch transformer)
+  Rope, Attention, SiluMul, KVAppend,
 };
 const char* op_kind_name(OpKind);
 
@@ -30,6 +32,12 @@ struct OpAttrs {
   uint64_t seed = 0;          // rand
   bool has_weight = false;    // norms: inputs[1] is weight
   bool has_bias = false;      // LayerNorm: inputs[2] (or [1] without weight) is bias
+  // transformer (branch transformer); contracts in src/ops/nn.cpp
+  int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim)
+  bool rope_neox = false;     // Rope: rotate halves (neox) instead of interleaved pairs
+  int64_t pos_offset = 0;     // Rope: position of row 0 when no positions tensor; KVAppend: first row
+  bool causal = false;        // Attention (scale in scalar0)
+  bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]
 };
 
 // One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,

@@ -4,6 +4,7 @@
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
+#include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/shape.hpp"

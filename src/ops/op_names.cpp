@@ -23,6 +23,10 @@ const char* op_kind_name(OpKind k) {
     case OpKind::Copy: return "copy";
     case OpKind::IndexSelect: return "index_select";
     case OpKind::Gather: return "gather";
+    case OpKind::Rope: return "rope";
+    case OpKind::Attention: return "attention";
+    case OpKind::SiluMul: return "silu_mul";
+    case OpKind::KVAppend: return "kv_append";
   }
   return "?";
 }

@@ -13,4 +13,7 @@ void register_matmul_kernels(KernelRegistry&) {}
 #if !__has_include("webgpu/kernels/index.cpp")
 void register_index_kernels(KernelRegistry&) {}
 #endif
+#if !__has_include("webgpu/kernels/nn.cpp")
+void register_nn_kernels(KernelRegistry&) {}
+#endif
 }  // namespace wgt::webgpu

@@ -16,4 +16,9 @@ void run_norm(OpCall& call);      // RMSNorm, LayerNorm
 void run_concat(OpCall& call);
 void run_index_select(OpCall& call);
 void run_gather(OpCall& call);
+// transformer (branch transformer), src/cpu/reference/nn.cpp
+void run_rope(OpCall& call);
+void run_attention(OpCall& call);
+void run_silu_mul(OpCall& call);
+void run_kv_append(OpCall& call);  // writes into inputs[0] in place
 }  // namespace wgt::cpu_ref

@@ -19,6 +19,8 @@
 //       z  = sqrt(-2 ln u1) * cos(2 pi u2);   value = mean + stddev * z
 // The reference evaluates the final affine/Box-Muller step in double and rounds once to the
 // output dtype; an f32 implementation matches the hash and u exactly and the value to a few ulp.
+// Known edge: rounding low + (high - low) * u to a narrow dtype (f16/bf16, or f32 with a wide
+// range) can produce exactly `high`; callers needing a strict open bound should clamp.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -71,6 +71,10 @@ void execute(OpCall& call) {
     case OpKind::Concat: return run_concat(call);
     case OpKind::IndexSelect: return run_index_select(call);
     case OpKind::Gather: return run_gather(call);
+    case OpKind::Rope: return run_rope(call);
+    case OpKind::Attention: return run_attention(call);
+    case OpKind::SiluMul: return run_silu_mul(call);
+    case OpKind::KVAppend: return run_kv_append(call);
   }
   throw_error(ErrorKind::Unsupported, call.name, std::string("op kind ") + op_kind_name(call.kind) + " has no reference kernel");
 }

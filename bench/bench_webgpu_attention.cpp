@@ -1,0 +1,183 @@
+// Benchmark of the WebGPU transformer kernels. Each case is checked against the CPU reference
+// first, then timed over many calls between two synchronizes (device throughput):
+//   decode : 1 query, KV 4096, 32 heads / 8 KV heads, d 128, f16 cache -> GB/s of K+V bytes
+//   prefill: seq 4096 causal, 32 / 8 heads, d 128, f16 K/V -> TFLOP/s (4 H d per visible pair)
+//   block  : one decode step of a llama-7B-shaped block (4096 wide, 32 heads, ffn 11008,
+//            f16 weights, f16 cache) -> GB/s of weight bytes
+//
+//   bench_webgpu_attention [--case decode|prefill|block|all] [--kv N] [--seq N] [--ms N]
+//                          [--block-dim N] [--block-ffn N]   (head_dim stays 128)
+// Peak HBM bandwidth of the H200 is 4.8 TB/s nominal; the anchor used here is 4.17 TB/s.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "wgt/wgt.hpp"
+
+using namespace wgt;
+
+namespace {
+
+const Device kGpu = Device::webgpu(0);
+constexpr double kAnchorBytesPerS = 4.17e12;
+
+struct Options {
+  std::string which = "all";
+  int64_t kv = 4096, seq = 4096;
+  int64_t block_dim = 4096, block_ffn = 11008;  // smaller values for a smoke run on lavapipe
+  double target_ms = 500;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "bench_webgpu_attention: %s\nusage: bench_webgpu_attention [--case decode|prefill|block|all] "
+                       "[--kv N] [--seq N] [--ms N] [--block-dim N] [--block-ffn N]\n", why.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--case") o.which = next();
+    else if (a == "--kv") o.kv = std::stoll(next());
+    else if (a == "--seq") o.seq = std::stoll(next());
+    else if (a == "--ms") o.target_ms = std::stod(next());
+    else if (a == "--block-dim") o.block_dim = std::stoll(next());
+    else if (a == "--block-ffn") o.block_ffn = std::stoll(next());
+    else usage("unknown argument " + a);
+  }
+  return o;
+}
+
+void set_mode(PolicyMode m, CpuMode c = CpuMode::Fast) {
+  Policy p = Runtime::get().policy();
+  p.mode = m;
+  p.cpu_mode = c;
+  p.allow_fallback = false;  // a case that cannot run on WebGPU must say so, not run on the CPU
+  Runtime::get().set_policy(p);
+}
+
+// Max |a - b| / (1 + |b|) of two tensors (any devices), computed on the CPU.
+double rel_err(const Tensor& a, const Tensor& b) {
+  auto x = cast(a.cpu(), DType::F64).to_vector<double>(), y = cast(b.cpu(), DType::F64).to_vector<double>();
+  double e = x.size() == y.size() ? 0 : INFINITY;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) e = std::max(e, std::fabs(x[i] - y[i]) / (1 + std::fabs(y[i])));
+  return e;
+}
+
+// Seconds per call of fn, timed between synchronizes over enough calls for target_ms.
+double time_per_call(const std::function<void()>& fn, double target_ms) {
+  fn();
+  synchronize();
+  int n = 1;
+  for (;;) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) fn();
+    synchronize();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s * 1e3 >= target_ms || n >= (1 << 16)) return s / n;
+    n = s <= 0 ? n * 8 : std::max(n * 2, static_cast<int>(n * target_ms / (s * 1e3) * 1.2));
+  }
+}
+
+Tensor randn_on(const Shape& s, uint64_t seed, DType dt, Device d) {
+  set_mode(PolicyMode::CpuOnly);
+  Tensor t = rand_normal(s, seed, 0.0, 1.0, dt).to(d);
+  set_mode(PolicyMode::Auto);
+  return t;
+}
+
+void bench_decode(const Options& o) {
+  const int64_t H = 32, Hkv = 8, D = 128;
+  Tensor q = randn_on({1, H, D}, 1, DType::F32, kGpu);
+  Tensor k = randn_on({o.kv, Hkv, D}, 2, DType::F16, kGpu), v = randn_on({o.kv, Hkv, D}, 3, DType::F16, kGpu);
+  Tensor got = attention(q, k, v);
+  set_mode(PolicyMode::CpuOnly, CpuMode::Reference);
+  const double err = rel_err(got, attention(q.cpu(), k.cpu(), v.cpu()));
+  set_mode(PolicyMode::Auto);
+  const double s = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
+  const double bytes = 2.0 * static_cast<double>(o.kv * Hkv * D) * 2;
+  std::printf("decode  q 1 x %lld/%lld heads, kv %lld, d %lld, f16 cache: %8.3f us  %7.1f GB/s of KV (%.1f%% of 4.17 TB/s)  max rel err %.2e\n",
+              (long long)H, (long long)Hkv, (long long)o.kv, (long long)D, s * 1e6, bytes / s / 1e9,
+              100 * bytes / s / kAnchorBytesPerS, err);
+}
+
+void bench_prefill(const Options& o) {
+  const int64_t H = 32, Hkv = 8, D = 128, L = o.seq;
+  Tensor q = randn_on({L, H, D}, 4, DType::F32, kGpu);
+  Tensor k = randn_on({L, Hkv, D}, 5, DType::F16, kGpu), v = randn_on({L, Hkv, D}, 6, DType::F16, kGpu);
+  Tensor got = attention(q, k, v);
+  // The full oracle is O(L^2) in double; the last 4 queries (which see every key) check the
+  // whole key range: attention of q[-4:] over all keys equals the prefill's last 4 rows.
+  set_mode(PolicyMode::CpuOnly, CpuMode::Reference);
+  const double err = rel_err(got.cpu().slice(0, L - 4, L), attention(q.cpu().slice(0, L - 4, L), k.cpu(), v.cpu()));
+  const double err0 = rel_err(got.cpu().slice(0, 0, 4), attention(q.cpu().slice(0, 0, 4), k.cpu().slice(0, 0, 4), v.cpu().slice(0, 0, 4)));
+  set_mode(PolicyMode::Auto);
+  const double s = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
+  const double flops = 4.0 * H * D * (static_cast<double>(L) * (L + 1) / 2);
+  std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, f16 K/V: %9.3f ms  %6.2f TFLOP/s  max rel err %.2e / %.2e\n",
+              (long long)L, (long long)H, (long long)Hkv, (long long)D, s * 1e3, flops / s / 1e12, err, err0);
+}
+
+void bench_block(const Options& o) {
+  BlockConfig cfg;
+  cfg.dim = o.block_dim;
+  cfg.n_heads = std::max<int64_t>(1, o.block_dim / 128);
+  cfg.n_kv_heads = cfg.n_heads;
+  cfg.head_dim = 128;
+  cfg.ffn_dim = o.block_ffn;
+  set_mode(PolicyMode::CpuOnly);
+  BlockWeights w = BlockWeights::random(cfg, 7, DType::F16, Device::cpu());
+  BlockWeights wg = w;
+  double weight_bytes = 0;
+  for (Tensor* t : {&wg.attn_norm, &wg.wq, &wg.wk, &wg.wv, &wg.wo, &wg.ffn_norm, &wg.w_gate, &wg.w_up, &wg.w_down}) {
+    weight_bytes += static_cast<double>(t->nbytes());
+    *t = t->to(kGpu);
+  }
+  Tensor x = rand_normal({1, cfg.dim}, 8);
+  TransformerBlock cpu_blk(cfg, w);
+  KVCache cpu_cache = cpu_blk.make_cache(8, DType::F16);
+  Tensor want = cpu_blk.forward(x, cpu_cache, 0);
+  set_mode(PolicyMode::Auto);
+  TransformerBlock blk(cfg, wg);
+  blk.pin_weights();
+  const int64_t max_ctx = 4096;
+  KVCache cache = blk.make_cache(max_ctx, DType::F16);
+  Tensor xg = x.to(kGpu);
+  const double err = rel_err(blk.forward(xg, cache, 0), want);
+  // Each timed call is one decode step at the next position (the cache grows by one).
+  const double s = time_per_call([&] {
+    if (cache.size() == max_ctx) cache.clear();
+    (void)blk.forward(xg, cache, cache.size());
+  }, o.target_ms);
+  std::printf("block   decode step (dim %lld, ffn %lld, f16 weights %.0f MB, f16 cache): %8.3f ms  %7.1f GB/s of weights (%.1f%% of 4.17 TB/s)  max rel err %.2e\n",
+              (long long)cfg.dim, (long long)cfg.ffn_dim, weight_bytes / 1e6, s * 1e3, weight_bytes / s / 1e9, 100 * weight_bytes / s / kAnchorBytesPerS, err);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  std::string why;
+  if (!webgpu_available(&why)) {
+    std::fprintf(stderr, "bench_webgpu_attention: WebGPU unavailable: %s\n", why.c_str());
+    return 1;
+  }
+  try {
+    if (o.which == "decode" || o.which == "all") bench_decode(o);
+    if (o.which == "prefill" || o.which == "all") bench_prefill(o);
+    if (o.which == "block" || o.which == "all") bench_block(o);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench_webgpu_attention: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,147 @@
+// Transformer building blocks: RoPE, causal attention with GQA, a KV cache, the SwiGLU / GELU
+// feed-forward networks and a llama-style pre-norm block. Exact formulas: docs/transformer.md.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "wgt/ops.hpp"
+#include "wgt/tensor.hpp"
+
+namespace wgt {
+
+// ---------------------------------------------------------------------------------------------
+// RoPE. x is [seq, n_heads, head_dim] or [batch, seq, n_heads, head_dim]. For the row at
+// sequence position p (offset + s, or positions[s]) and pair i in [0, n_rot/2):
+//   theta_i = p * freq_scale * base^(-2i / n_rot)
+//   (a, b) -> (a cos theta_i - b sin theta_i,  a sin theta_i + b cos theta_i)
+// where the pair (a, b) is (x[2i], x[2i+1]) for RopeStyle::Normal (llama, interleaved) and
+// (x[i], x[i + n_rot/2]) for RopeStyle::Neox (rotate halves). Dims >= n_rot pass unchanged.
+enum class RopeStyle { Normal, Neox };
+struct RopeConfig {
+  RopeStyle style = RopeStyle::Normal;
+  double base = 10000.0;
+  double freq_scale = 1.0;  // linear position scaling (positions are multiplied by it)
+  int64_t n_rot = 0;        // 0 = head_dim (which must then be even)
+};
+// Positions offset, offset+1, ... along the seq dim (offset = tokens already in the cache).
+Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg = {});
+// Explicit positions: an I32/I64 tensor [seq] (values >= 0), shared by every batch entry.
+Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg = {});
+
+// ---------------------------------------------------------------------------------------------
+// Attention. q [q_len, n_heads, d], k and v [kv_len, n_kv_heads, d]; n_kv_heads divides
+// n_heads and query head h uses kv head h / (n_heads / n_kv_heads) (grouped-query attention).
+//   out[i, h] = sum_j softmax_j(scale * q[i,h].k[j,g] + mask[i, j]) v[j, g]
+// Causal: the queries are the LAST q_len positions of the kv sequence, so query i sees keys
+// j <= kv_len - q_len + i (needs kv_len >= q_len). A row whose every score is -inf gives 0.
+// q may have another float dtype than k/v (e.g. f32 queries over an f16 cache); the output
+// has q's dtype and shape.
+struct AttnConfig {
+  double scale = 0.0;  // 0 = 1/sqrt(d)
+  bool causal = true;
+  std::optional<Tensor> mask;  // additive, broadcastable to [q_len, kv_len], any float dtype
+};
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttnConfig& cfg = {});
+
+// ---------------------------------------------------------------------------------------------
+// Feed-forward networks (weights in the x @ W^T layout: W is [out_features, in_features]).
+// silu(a) * b, fused (a and b of one shape and dtype).
+Tensor silu_mul(const Tensor& a, const Tensor& b);
+// (silu(x W_g^T) * (x W_u^T)) W_d^T. When x and the weights have different float dtypes, the
+// matmuls run in the weight dtype and the result is cast back to x's dtype.
+Tensor swiglu_ffn(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, const Tensor& w_down);
+// gelu(x W1^T + b1) W2^T + b2 (biases optional, shapes [hidden] and [out]).
+Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const std::optional<Tensor>& b1, const Tensor& w2,
+                const std::optional<Tensor>& b2, GeluApprox approx = GeluApprox::Erf);
+// x W^T in W's dtype, result in x's dtype (the helper the FFNs and the block use).
+Tensor linear(const Tensor& x, const Tensor& w);
+
+// ---------------------------------------------------------------------------------------------
+// KV cache: two buffers [max_ctx, n_kv_heads, head_dim] (f32 or f16) on the CPU or a WebGPU
+// device. On a device the buffers are pinned (Runtime::pin) so they are never evicted.
+class KVCache {
+ public:
+  KVCache() = default;
+  KVCache(int64_t max_ctx, int64_t n_kv_heads, int64_t head_dim, DType dtype = DType::F32,
+          Device device = Device::cpu());
+  // Appends k, v [n, n_kv_heads, head_dim] (any float dtype; converted to the cache dtype).
+  // Throws OutOfRange when size() + n > max_ctx(); nothing is written then.
+  void append(const Tensor& k, const Tensor& v);
+  Tensor view_k() const;  // [size(), n_kv_heads, head_dim], a view of the filled part
+  Tensor view_v() const;
+  int64_t size() const { return size_; }
+  int64_t max_ctx() const { return max_ctx_; }
+  int64_t n_kv_heads() const { return n_kv_heads_; }
+  int64_t head_dim() const { return head_dim_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  void clear() { size_ = 0; }  // keeps the buffers; later appends overwrite from row 0
+
+ private:
+  void write_rows(const Tensor& dst, const Tensor& src);
+  Tensor k_, v_;
+  int64_t max_ctx_ = 0, n_kv_heads_ = 0, head_dim_ = 0, size_ = 0;
+  DType dtype_ = DType::F32;
+  Device device_ = Device::cpu();
+};
+
+// ---------------------------------------------------------------------------------------------
+// Llama pre-norm block:
+//   h   = x + attention(rope(rmsnorm(x) Wq^T), rope(rmsnorm(x) Wk^T), rmsnorm(x) Wv^T) Wo^T
+//   out = h + swiglu_ffn(rmsnorm(h), W_gate, W_up, W_down)
+struct BlockConfig {
+  int64_t dim = 0;         // model width
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;  // 0 = n_heads
+  int64_t head_dim = 0;    // 0 = dim / n_heads
+  int64_t ffn_dim = 0;
+  double norm_eps = 1e-5;
+  RopeConfig rope;
+};
+// Weights (f32 or f16; all projection weights of one dtype). Shapes:
+// attn_norm, ffn_norm [dim]; wq [n_heads*head_dim, dim]; wk, wv [n_kv_heads*head_dim, dim];
+// wo [dim, n_heads*head_dim]; w_gate, w_up [ffn_dim, dim]; w_down [dim, ffn_dim].
+struct BlockWeights {
+  Tensor attn_norm, wq, wk, wv, wo;
+  Tensor ffn_norm, w_gate, w_up, w_down;
+  // Random weights (scaled like a trained model's, ~1/sqrt(fan_in)) for tests and benchmarks.
+  static BlockWeights random(const BlockConfig& cfg, uint64_t seed, DType dtype = DType::F32,
+                             Device device = Device::cpu());
+};
+
+class TransformerBlock {
+ public:
+  // Validates every weight shape/dtype/device against cfg (ShapeMismatch / DTypeMismatch).
+  TransformerBlock(const BlockConfig& cfg, BlockWeights weights);
+  // x [seq, dim] (f32, or f16): seq > 1 is a prefill, seq == 1 a decode step. pos is the
+  // position of x's first row and must equal cache.size() (the cache holds positions < pos).
+  Tensor forward(const Tensor& x, KVCache& cache, int64_t pos) const;
+  KVCache make_cache(int64_t max_ctx, DType dtype = DType::F32) const;
+  const BlockConfig& config() const { return cfg_; }
+  const BlockWeights& weights() const { return w_; }
+  Device device() const { return w_.wq.device(); }
+  // Pins every weight on its device (no-op on the CPU).
+  void pin_weights() const;
+
+ private:
+  BlockConfig cfg_;
+  BlockWeights w_;
+};
+
+// N blocks with one KV cache each; forward() runs them in order at the caches' position.
+class BlockStack {
+ public:
+  BlockStack(std::vector<TransformerBlock> blocks, int64_t max_ctx, DType cache_dtype = DType::F32);
+  Tensor forward(const Tensor& x);  // x [seq, dim]; positions continue from pos()
+  int64_t pos() const { return caches_.empty() ? 0 : caches_.front().size(); }
+  void reset();
+  size_t size() const { return blocks_.size(); }
+  const KVCache& cache(size_t i) const { return caches_.at(i); }
+
+ private:
+  std::vector<TransformerBlock> blocks_;
+  std::vector<KVCache> caches_;
+};
+
+}  // namespace wgt

@@ -1,0 +1,111 @@
+// KVCache: preallocated K/V buffers [max_ctx, n_kv_heads, head_dim] filled row by row.
+// Appends write in place (OpKind::KVAppend). The runtime's policy may move an op's inputs to
+// another backend, which for an in-place op would write into a temporary copy; so append
+// picks the backend itself: the CPU kernel for a host cache, the WebGPU kernel for a device
+// cache when that backend has one, else a host-side conversion plus a buffer write.
+#include <cmath>
+
+#include "ops/op_common.hpp"
+#include "wgt/nn.hpp"
+
+namespace wgt {
+using namespace ops_detail;
+
+namespace {
+std::string i2s(int64_t v) { return std::to_string(v); }
+}  // namespace
+
+KVCache::KVCache(int64_t max_ctx, int64_t n_kv_heads, int64_t head_dim, DType dtype, Device device)
+    : max_ctx_(max_ctx), n_kv_heads_(n_kv_heads), head_dim_(head_dim), dtype_(dtype), device_(device) {
+  const char* name = "KVCache";
+  if (max_ctx <= 0 || n_kv_heads <= 0 || head_dim <= 0)
+    throw_error(ErrorKind::InvalidArgument, name,
+                "max_ctx, n_kv_heads and head_dim must be > 0, got " + i2s(max_ctx) + ", " + i2s(n_kv_heads) + ", " +
+                    i2s(head_dim));
+  if (dtype != DType::F32 && dtype != DType::F16)
+    throw_error(ErrorKind::DTypeMismatch, name, std::string("cache dtype must be f32 or f16, got ") + dtype_name(dtype));
+  const Shape shape{max_ctx, n_kv_heads, head_dim};
+  // Zero-filled so that a view never exposes uninitialized bytes, even of cleared rows.
+  k_ = zeros(shape, dtype, Device::cpu());
+  v_ = zeros(shape, dtype, Device::cpu());
+  if (device.is_webgpu()) {
+    k_ = k_.to(device);
+    v_ = v_.to(device);
+    Runtime::get().pin(k_);
+    Runtime::get().pin(v_);
+  }
+}
+
+Tensor KVCache::view_k() const {
+  if (!k_.defined()) throw_error(ErrorKind::RuntimeState, "KVCache::view_k", "cache is default-constructed; construct it with its sizes");
+  return k_.slice(0, 0, size_);
+}
+Tensor KVCache::view_v() const {
+  if (!v_.defined()) throw_error(ErrorKind::RuntimeState, "KVCache::view_v", "cache is default-constructed; construct it with its sizes");
+  return v_.slice(0, 0, size_);
+}
+
+void KVCache::append(const Tensor& k, const Tensor& v) {
+  const char* name = "KVCache::append";
+  if (!k_.defined()) throw_error(ErrorKind::RuntimeState, name, "cache is default-constructed; construct it with its sizes");
+  require_defined(k, name, "k");
+  require_defined(v, name, "v");
+  require_floating(k, name);
+  require_floating(v, name);
+  for (const Tensor* t : {&k, &v}) {
+    if (t->dim() != 3 || t->shape()[1] != n_kv_heads_ || t->shape()[2] != head_dim_)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  std::string(t == &k ? "k" : "v") + " must be [n, n_kv_heads = " + i2s(n_kv_heads_) +
+                      ", head_dim = " + i2s(head_dim_) + "], got " + shape_str(t->shape()));
+    if (t->device() != device_)
+      throw_error(ErrorKind::InvalidArgument, name,
+                  std::string(t == &k ? "k" : "v") + " lives on " + t->device().str() + " but the cache on " +
+                      device_.str() + "; move it with .to()");
+  }
+  if (k.shape()[0] != v.shape()[0])
+    throw_error(ErrorKind::ShapeMismatch, name, "k and v have different row counts: " + shape_str(k.shape()) + " and " + shape_str(v.shape()));
+  const int64_t n = k.shape()[0];
+  if (size_ + n > max_ctx_)
+    throw_error(ErrorKind::OutOfRange, name,
+                "appending " + i2s(n) + " rows to a cache holding " + i2s(size_) + " of max_ctx " + i2s(max_ctx_) +
+                    " overflows it; create the cache with a larger max_ctx, or clear() it");
+  if (n == 0) return;
+  write_rows(k_, k);
+  write_rows(v_, v);
+  size_ += n;
+}
+
+void KVCache::write_rows(const Tensor& dst, const Tensor& src) {
+  Runtime& rt = Runtime::get();
+  OpCall call{OpKind::KVAppend, "kv_append", {dst, src}, {}, {}, 0.0, {}};
+  call.attrs.pos_offset = size_;
+  call.work = static_cast<double>(src.numel());
+  if (device_.is_cpu()) {
+    Backend& cpu = rt.cpu_backend();
+    cpu.execute(call);
+    auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
+    c.calls++;
+    c.last_reason = "in-place write into a host cache";
+    return;
+  }
+  DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
+  if (rt.policy().mode != PolicyMode::CpuOnly && gpu.supports(call).ok) {
+    // Every input lives on this device and the backend supports the call, so the runtime
+    // runs it there: the write lands in the pinned cache buffer.
+    rt.run(call, {}, device_);
+    return;
+  }
+  // Host path: convert on the CPU, then write the rows into the device buffer. Pending
+  // dispatches are flushed first so that the write is ordered after every recorded reader.
+  Tensor host = cast(src.to(Device::cpu()), dtype_).contiguous();
+  rt.synchronize();
+  const size_t row_bytes = static_cast<size_t>(n_kv_heads_ * head_dim_) * dtype_size(dtype_);
+  gpu.write(*dst.storage()->buffer(), static_cast<size_t>(size_) * row_bytes, host.data_ptr(), host.nbytes());
+  rt.mutable_stats().bytes_uploaded += host.nbytes();
+  auto& c = rt.mutable_stats().per_op[call.name]["host-write"];
+  c.calls++;
+  c.bytes_uploaded += host.nbytes();
+  c.last_reason = gpu.name() + " has no kv_append kernel (or policy cpu-only)";
+}
+
+}  // namespace wgt

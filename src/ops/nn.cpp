@@ -1,0 +1,149 @@
+// Front-ends of the transformer ops rope, attention and silu_mul (validation -> one OpCall).
+//
+// Contracts with the backends:
+//  - Rope: inputs = {x} or {x, positions}; x is [seq, H, D] or [B, seq, H, D] (any strides),
+//    positions an I32/I64 [seq] tensor (values >= 0; when absent the position of row s is
+//    attrs.pos_offset + s). attrs.n_rot (even, 2 <= n_rot <= D), attrs.rope_neox,
+//    attrs.scalar0 = base (> 0), attrs.scalar1 = freq_scale. Output like x, contiguous.
+//  - Attention: inputs = {q [Lq, H, D], k [Lk, Hkv, D], v [Lk, Hkv, D], [mask [Lq, Lk]]}; k and
+//    v share a float dtype, q (and the output) may have another; the mask is present when
+//    attrs.has_mask (already expanded to [Lq, Lk], any float dtype). attrs.scalar0 = scale,
+//    attrs.causal (then Lk >= Lq). H % Hkv == 0. Output [Lq, H, D] of q's dtype.
+//  - SiluMul: inputs = {a, b} of one shape and float dtype; output silu(a) * b like a.
+//  - KVAppend (in place, no outputs; see src/nn/kv_cache.cpp): inputs = {cache [C, Hkv, D]
+//    contiguous, src [n, Hkv, D] any float dtype}; writes rows [pos_offset, pos_offset + n).
+#include <cmath>
+
+#include "ops/op_common.hpp"
+#include "wgt/nn.hpp"
+
+namespace wgt {
+using namespace ops_detail;
+
+namespace {
+
+std::string i2s(int64_t v) { return std::to_string(v); }
+
+// Validates the RoPE configuration against x; returns the effective n_rot.
+int64_t check_rope(const Tensor& x, const RopeConfig& cfg, const char* name) {
+  require_floating(x, name);
+  if (x.dim() != 3 && x.dim() != 4)
+    throw_error(ErrorKind::RankMismatch, name,
+                "x must be [seq, n_heads, head_dim] or [batch, seq, n_heads, head_dim], got " + x.str());
+  const int64_t D = x.shape().back();
+  const int64_t n_rot = cfg.n_rot == 0 ? D : cfg.n_rot;
+  if (n_rot <= 0 || n_rot > D || n_rot % 2 != 0)
+    throw_error(ErrorKind::InvalidArgument, name,
+                "n_rot must be even and in [2, head_dim = " + i2s(D) + "], got " + i2s(n_rot) +
+                    (cfg.n_rot == 0 ? " (the default n_rot = head_dim is odd; set RopeConfig::n_rot)" : ""));
+  if (!(std::isfinite(cfg.base) && cfg.base > 0))
+    throw_error(ErrorKind::InvalidArgument, name, "base must be finite and > 0, got " + std::to_string(cfg.base));
+  if (!std::isfinite(cfg.freq_scale))
+    throw_error(ErrorKind::InvalidArgument, name, "freq_scale must be finite, got " + std::to_string(cfg.freq_scale));
+  return n_rot;
+}
+
+Tensor rope_impl(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg) {
+  const char* name = "rope";
+  std::vector<const Tensor*> all{&x};
+  if (positions) all.push_back(positions);
+  Device dev = common_device(all, name);
+  const int64_t n_rot = check_rope(x, cfg, name);
+  const int64_t seq = x.shape()[x.dim() - 3];
+  OpCall call{OpKind::Rope, name, {x}, {}, {}, 0.0, {}};
+  if (positions) {
+    if (positions->dtype() != DType::I32 && positions->dtype() != DType::I64)
+      throw_error(ErrorKind::DTypeMismatch, name,
+                  "positions must be i32 or i64, got " + dt(positions->dtype()) + "; cast() them");
+    if (positions->dim() != 1 || positions->shape()[0] != seq)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  "positions must be [seq] = [" + i2s(seq) + "] for x " + shape_str(x.shape()) + ", got " +
+                      shape_str(positions->shape()));
+    call.inputs.push_back(*positions);
+  } else if (offset < 0) {
+    throw_error(ErrorKind::InvalidArgument, name, "position offset must be >= 0, got " + i2s(offset));
+  }
+  call.attrs.n_rot = n_rot;
+  call.attrs.rope_neox = cfg.style == RopeStyle::Neox;
+  call.attrs.pos_offset = positions ? 0 : offset;
+  call.attrs.scalar0 = cfg.base;
+  call.attrs.scalar1 = cfg.freq_scale;
+  call.work = 4.0 * static_cast<double>(x.numel());
+  return Runtime::get().run1(call, {x.shape(), x.dtype()}, dev);
+}
+
+}  // namespace
+
+Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg) { return rope_impl(x, nullptr, offset, cfg); }
+Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg) {
+  return rope_impl(x, &positions, 0, cfg);
+}
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttnConfig& cfg) {
+  const char* name = "attention";
+  std::vector<const Tensor*> all{&q, &k, &v};
+  if (cfg.mask) all.push_back(&*cfg.mask);
+  Device dev = common_device(all, name);
+  require_floating(q, name);
+  require_floating(k, name);
+  require_same_dtype(k, v, name, "v");
+  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
+    throw_error(ErrorKind::RankMismatch, name,
+                "q must be [q_len, n_heads, d] and k, v [kv_len, n_kv_heads, d]; got q " + shape_str(q.shape()) +
+                    ", k " + shape_str(k.shape()) + ", v " + shape_str(v.shape()));
+  if (k.shape() != v.shape())
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "k and v must have one shape, got " + shape_str(k.shape()) + " and " + shape_str(v.shape()));
+  const int64_t Lq = q.shape()[0], H = q.shape()[1], D = q.shape()[2];
+  const int64_t Lk = k.shape()[0], Hkv = k.shape()[1];
+  if (k.shape()[2] != D)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "head_dim of q (" + i2s(D) + ") and k/v (" + i2s(k.shape()[2]) + ") differ");
+  if (Hkv == 0 || H % Hkv != 0)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "n_kv_heads (" + i2s(Hkv) + ") must divide n_heads (" + i2s(H) +
+                    ") for grouped-query attention; check the head counts of the k/v projections");
+  if (cfg.causal && Lk < Lq)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "causal attention aligns the " + i2s(Lq) + " queries to the end of the keys, so it needs kv_len >= q_len, got kv_len " +
+                    i2s(Lk) + "; append the new keys to the cache first");
+  double scale = cfg.scale == 0.0 ? 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1))) : cfg.scale;
+  if (!std::isfinite(scale))
+    throw_error(ErrorKind::InvalidArgument, name, "scale must be finite, got " + std::to_string(cfg.scale));
+  OpCall call{OpKind::Attention, name, {q, k, v}, {}, {}, 0.0, {}};
+  if (cfg.mask) {
+    const Tensor& m = *cfg.mask;
+    if (!is_floating(m.dtype()))
+      throw_error(ErrorKind::DTypeMismatch, name,
+                  "mask is additive and must be a float tensor (0 keeps, -inf drops), got " + dt(m.dtype()));
+    if (m.dim() > 2)
+      throw_error(ErrorKind::RankMismatch, name, "mask must broadcast to [q_len, kv_len], got " + shape_str(m.shape()));
+    try {
+      call.inputs.push_back(m.expand({Lq, Lk}));
+    } catch (const Error&) {
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  "mask " + shape_str(m.shape()) + " does not broadcast to [q_len, kv_len] = [" + i2s(Lq) + ", " +
+                      i2s(Lk) + "]");
+    }
+  }
+  call.attrs.scalar0 = scale;
+  call.attrs.causal = cfg.causal;
+  call.attrs.has_mask = cfg.mask.has_value();
+  call.work = 4.0 * static_cast<double>(Lq) * static_cast<double>(Lk) * static_cast<double>(H) * static_cast<double>(D);
+  return Runtime::get().run1(call, {q.shape(), q.dtype()}, dev);
+}
+
+Tensor silu_mul(const Tensor& a, const Tensor& b) {
+  const char* name = "silu_mul";
+  Device dev = common_device({&a, &b}, name);
+  require_floating(a, name);
+  require_same_dtype(a, b, name, "b");
+  if (a.shape() != b.shape())
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "a and b must have one shape (no broadcasting), got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  OpCall call{OpKind::SiluMul, name, {a, b}, {}, {}, 0.0, {}};
+  call.work = 6.0 * static_cast<double>(a.numel());
+  return Runtime::get().run1(call, {a.shape(), a.dtype()}, dev);
+}
+
+}  // namespace wgt

@@ -1,0 +1,278 @@
+// WebGPU launchers of the transformer ops: Rope, SiluMul, KVAppend (in place into a pinned
+// cache) and Attention — a flash-style kernel for prefill (attention_prefill.wgsl) and a
+// split-KV kernel plus a reduction pass for decode (attention_decode*.wgsl).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "webgpu/context.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+constexpr uint32_t kEw = 256;  // invocations per workgroup of the elementwise-style kernels
+
+const char* wgsl_type(DType t) { return t == DType::F16 ? "f16" : "f32"; }
+std::string enable_for(std::initializer_list<DType> ts) {
+  for (DType t : ts)
+    if (t == DType::F16) return "enable f16;";
+  return "";
+}
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+Support float_dtype(const Context& ctx, DType t, const char* what) {
+  if (t != DType::F32 && t != DType::F16)
+    return Support::no(std::string(what) + " dtype " + dtype_name(t) + " not supported (f32, f16)");
+  if (t == DType::F16 && !ctx.features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
+  return Support::yes();
+}
+
+// Element indices travel as u32.
+Support small_enough(const OpCall& call) {
+  for (const auto* list : {&call.inputs, &call.outputs})
+    for (const Tensor& t : *list)
+      if (t.defined() && t.storage()->nbytes() / dtype_size(t.dtype()) >= (uint64_t{1} << 31))
+        return Support::no("more than 2^31 elements in one buffer");
+  return Support::yes();
+}
+
+void run_1d(Context& ctx, const ShaderVariant& v, std::vector<Arg> args, const void* params, size_t params_size,
+            uint64_t n) {
+  if (n == 0) return;
+  auto [gx, gy] = ctx.grid((n + kEw - 1) / kEw);
+  Dispatch d;
+  d.pipeline = ctx.pipeline(v);
+  d.args = std::move(args);
+  d.params = params;
+  d.params_size = params_size;
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
+// ---------------- Rope ----------------
+
+struct RopeParams {  // mirrors Params of rope.wgsl
+  uint32_t n, seq, heads, d, n_rot, neox, pos_offset, x_off;
+  float base_log2, freq_scale;
+  uint32_t pad0, pad1;
+};
+static_assert(sizeof(RopeParams) == 48, "RopeParams must match rope.wgsl");
+
+Support check_rope(const Context& ctx, const OpCall& call) {
+  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "x"); !s.ok) return s;
+  if (call.inputs.size() > 1 && call.inputs[1].dtype() != DType::I32)
+    return Support::no("positions must be i32 on WebGPU (no 64-bit integers in WGSL)");
+  if (call.attrs.pos_offset >= (int64_t{1} << 24))
+    return Support::no("positions above 2^24 are not exact in f32");
+  return small_enough(call);
+}
+
+void launch_rope(Context& ctx, OpCall& call) {
+  const Tensor x = ctx.compact(call.inputs[0]);
+  const bool has_pos = call.inputs.size() > 1;
+  const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : x;
+  const Tensor& y = call.outputs[0];
+  const int r = x.dim();
+  RopeParams p{};
+  p.n = u32(y.numel());
+  p.seq = u32(x.shape()[r - 3]);
+  p.heads = u32(x.shape()[r - 2]);
+  p.d = u32(x.shape()[r - 1]);
+  p.n_rot = u32(call.attrs.n_rot);
+  p.neox = call.attrs.rope_neox ? 1 : 0;
+  p.pos_offset = u32(call.attrs.pos_offset);
+  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
+  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  ShaderVariant v{"rope", {{"ENABLE", enable_for({x.dtype()})}, {"T", wgsl_type(x.dtype())},
+                           {"HAS_POS", has_pos ? "true" : "false"}}};
+  run_1d(ctx, v, {ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)}, &p, sizeof p, y.numel());
+}
+
+// ---------------- SiluMul ----------------
+
+struct SiluParams {  // mirrors Params of silu_mul.wgsl
+  uint32_t n, a_off, b_off, pad0;
+};
+static_assert(sizeof(SiluParams) == 16, "SiluParams must match silu_mul.wgsl");
+
+Support check_silu_mul(const Context& ctx, const OpCall& call) {
+  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "input"); !s.ok) return s;
+  return small_enough(call);
+}
+
+void launch_silu_mul(Context& ctx, OpCall& call) {
+  const Tensor a = ctx.compact(call.inputs[0]), b = ctx.compact(call.inputs[1]);
+  const Tensor& y = call.outputs[0];
+  SiluParams p{u32(y.numel()), 0, 0, 0};
+  ShaderVariant v{"silu_mul", {{"ENABLE", enable_for({y.dtype()})}, {"T", wgsl_type(y.dtype())}}};
+  run_1d(ctx, v, {ctx.arg(a), ctx.arg(b), ctx.arg(y, false)}, &p, sizeof p, y.numel());
+}
+
+// ---------------- KVAppend ----------------
+
+struct AppendParams {  // mirrors Params of attention_kv_append.wgsl
+  uint32_t n, dst_off, src_off, pad0;
+};
+static_assert(sizeof(AppendParams) == 16, "AppendParams must match attention_kv_append.wgsl");
+
+Support check_kv_append(const Context& ctx, const OpCall& call) {
+  if (call.inputs.size() != 2) return Support::no("kv_append takes {cache, src}");
+  const Tensor& cache = call.inputs[0];
+  if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
+  if (Support s = float_dtype(ctx, cache.dtype(), "cache"); !s.ok) return s;
+  if (Support s = float_dtype(ctx, call.inputs[1].dtype(), "source"); !s.ok) return s;
+  return small_enough(call);
+}
+
+void launch_kv_append(Context& ctx, OpCall& call) {
+  const Tensor& cache = call.inputs[0];
+  const Tensor src = ctx.compact(call.inputs[1]);
+  const int64_t row = cache.shape()[1] * cache.shape()[2];
+  AppendParams p{u32(src.numel()), u32(call.attrs.pos_offset * row), 0, 0};
+  ShaderVariant v{"attention_kv_append", {{"ENABLE", enable_for({cache.dtype(), src.dtype()})},
+                                          {"TC", wgsl_type(cache.dtype())}, {"TS", wgsl_type(src.dtype())}}};
+  run_1d(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, src.numel());
+}
+
+// ---------------- Attention ----------------
+
+struct AttnParams {  // mirrors AttnParams of attention_common.wgsl
+  uint32_t lq, lk, heads, kv_heads;
+  uint32_t group, causal, has_mask, n_split;
+  uint32_t chunk, q_off, k_off, v_off;
+  uint32_t m_off;
+  float scale;
+  uint32_t pad0, pad1;
+};
+static_assert(sizeof(AttnParams) == 64, "AttnParams must match attention_common.wgsl");
+
+constexpr int64_t kPrefillBQ = 16, kPrefillBK = 16, kPrefillTPR = 8;
+constexpr int64_t kDecodeMaxQueries = 4;  // above this the prefill kernel reads K/V fewer times
+constexpr int64_t kDecodeTargetGroups = 256;
+
+// Workgroup bytes of the shaders' arrays (staged rows are padded to d + 1 words).
+int64_t prefill_smem(int64_t d) { return 4 * ((kPrefillBQ + 2 * kPrefillBK) * (d + 1) + kPrefillBQ * kPrefillBK); }
+int64_t decode_smem(int64_t d, int64_t g, int64_t t) { return 4 * (g * (d + 1) + g * d + 2 * t * (d + 1) + g * t + 3 * g); }
+
+// Largest key tile of the decode kernel that fits the workgroup memory, 0 if none does.
+int64_t decode_tile(const Context& ctx, int64_t d, int64_t g) {
+  for (int64_t t : {32, 16, 8, 4})
+    if (decode_smem(d, g, t) <= ctx.limits().max_compute_workgroup_storage_size) return t;
+  return 0;
+}
+
+struct AttnShape {
+  int64_t lq, heads, d, lk, kv_heads, group;
+};
+AttnShape attn_shape(const OpCall& call) {
+  const Tensor &q = call.inputs[0], &k = call.inputs[1];
+  AttnShape s{q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[0], k.shape()[1], 0};
+  s.group = s.kv_heads ? s.heads / s.kv_heads : 0;
+  return s;
+}
+
+bool use_decode(const Context& ctx, const AttnShape& s) {
+  return s.lq <= kDecodeMaxQueries && decode_tile(ctx, s.d, s.group) > 0;
+}
+
+Support check_attention(const Context& ctx, const OpCall& call) {
+  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "q"); !s.ok) return s;
+  if (Support s = float_dtype(ctx, call.inputs[1].dtype(), "k/v"); !s.ok) return s;
+  if (call.attrs.has_mask)
+    if (Support s = float_dtype(ctx, call.inputs[3].dtype(), "mask"); !s.ok) return s;
+  const AttnShape s = attn_shape(call);
+  if (s.d == 0 || s.heads == 0) return Support::yes();  // nothing to compute; launch writes nothing
+  if (!use_decode(ctx, s) && prefill_smem(s.d) > ctx.limits().max_compute_workgroup_storage_size)
+    return Support::no("head_dim " + std::to_string(s.d) + " needs " + std::to_string(prefill_smem(s.d)) +
+                       " bytes of workgroup memory, the adapter allows " +
+                       std::to_string(ctx.limits().max_compute_workgroup_storage_size));
+  if (s.heads > ctx.limits().max_compute_workgroups_per_dimension ||
+      (s.lq + kPrefillBQ - 1) / kPrefillBQ > ctx.limits().max_compute_workgroups_per_dimension)
+    return Support::no("too many heads or queries for one dispatch grid");
+  return small_enough(call);
+}
+
+void launch_attention(Context& ctx, OpCall& call) {
+  const AttnShape s = attn_shape(call);
+  const Tensor& o = call.outputs[0];
+  if (o.numel() == 0) return;
+  const Tensor q = ctx.compact(call.inputs[0]), k = ctx.compact(call.inputs[1]), v = ctx.compact(call.inputs[2]);
+  const bool has_mask = call.attrs.has_mask;
+  const Tensor m = has_mask ? ctx.compact(call.inputs[3]) : q;
+  const DType mt = has_mask ? m.dtype() : DType::F32;
+  AttnParams p{};
+  p.lq = u32(s.lq);
+  p.lk = u32(s.lk);
+  p.heads = u32(s.heads);
+  p.kv_heads = u32(s.kv_heads);
+  p.group = u32(s.group);
+  p.causal = call.attrs.causal ? 1 : 0;
+  p.has_mask = has_mask ? 1 : 0;
+  p.scale = static_cast<float>(call.attrs.scalar0);
+  const std::string enable = enable_for({q.dtype(), k.dtype(), mt});
+  std::vector<std::pair<std::string, std::string>> defs{
+      {"ENABLE", enable}, {"TQ", wgsl_type(q.dtype())}, {"TK", wgsl_type(k.dtype())},
+      {"TM", wgsl_type(mt)}, {"D", std::to_string(s.d)}};
+
+  if (!use_decode(ctx, s)) {
+    defs.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
+    Dispatch d;
+    d.pipeline = ctx.pipeline(ShaderVariant{"attention_prefill", defs});
+    d.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(o, false)};
+    d.params = &p;
+    d.params_size = sizeof p;
+    d.groups_x = u32((s.lq + kPrefillBQ - 1) / kPrefillBQ);
+    d.groups_y = u32(s.heads);
+    ctx.dispatch(d);
+    return;
+  }
+
+  // Decode: enough splits of the keys to give the GPU ~kDecodeTargetGroups workgroups.
+  const int64_t tile = decode_tile(ctx, s.d, s.group);
+  const int64_t max_split = std::max<int64_t>(1, (s.lk + tile - 1) / tile);
+  int64_t n_split = std::clamp<int64_t>(kDecodeTargetGroups / (s.kv_heads * s.lq), 1, max_split);
+  int64_t chunk = (s.lk + n_split - 1) / n_split;
+  chunk = std::max<int64_t>(tile, (chunk + tile - 1) / tile * tile);
+  n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
+  p.n_split = u32(n_split);
+  p.chunk = u32(chunk);
+  // Partial states live in scratch tensors that die with this call; the pool keeps their
+  // buffers alive until the recorded work has been submitted (as for compact()).
+  Tensor part_acc = Tensor::empty({s.lq * s.heads * n_split * s.d}, DType::F32, o.device());
+  Tensor part_ml = Tensor::empty({s.lq * s.heads * n_split * 2}, DType::F32, o.device());
+  defs.push_back({"G", std::to_string(s.group)});
+  defs.push_back({"T", std::to_string(tile)});
+  Dispatch d1;
+  d1.pipeline = ctx.pipeline(ShaderVariant{"attention_decode", defs});
+  d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(part_acc, false), ctx.arg(part_ml, false)};
+  d1.params = &p;
+  d1.params_size = sizeof p;
+  d1.groups_x = u32(n_split);
+  d1.groups_y = u32(s.kv_heads);
+  d1.groups_z = u32(s.lq);
+  ctx.dispatch(d1);
+
+  auto [gx, gy] = ctx.grid(static_cast<uint64_t>(s.lq * s.heads));
+  Dispatch d2;
+  d2.pipeline = ctx.pipeline(ShaderVariant{
+      "attention_decode_reduce", {{"ENABLE", enable_for({q.dtype()})}, {"TQ", wgsl_type(q.dtype())}, {"D", std::to_string(s.d)}}});
+  d2.args = {ctx.arg(part_acc), ctx.arg(part_ml), ctx.arg(o, false)};
+  d2.params = &p;
+  d2.params_size = sizeof p;
+  d2.groups_x = gx;
+  d2.groups_y = gy;
+  ctx.dispatch(d2);
+}
+
+}  // namespace
+
+void register_nn_kernels(KernelRegistry& r) {
+  r.add(OpKind::Rope, check_rope, launch_rope);
+  r.add(OpKind::SiluMul, check_silu_mul, launch_silu_mul);
+  r.add(OpKind::KVAppend, check_kv_append, launch_kv_append);
+  r.add(OpKind::Attention, check_attention, launch_attention);
+}
+
+}  // namespace wgt::webgpu

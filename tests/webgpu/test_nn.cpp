@@ -1,0 +1,244 @@
+// Conformance of the WebGPU transformer kernels (rope, silu_mul, kv_append, attention prefill
+// and decode) against the CPU reference on small shapes, plus a device-resident block whose
+// decode steps must equal its prefill.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "wgt/wgt.hpp"
+
+namespace wgt {
+namespace {
+
+const Device kGpu = Device::webgpu(0);
+
+class WebGpuNn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
+    saved_ = Runtime::get().policy();
+  }
+  void TearDown() override { Runtime::get().set_policy(saved_); }
+
+  void use_cpu_reference() {
+    Policy p = saved_;
+    p.mode = PolicyMode::CpuOnly;
+    p.cpu_mode = CpuMode::Reference;
+    Runtime::get().set_policy(p);
+  }
+  // No fallback: a kernel that cannot run raises Unsupported instead of silently using the CPU.
+  void use_gpu() {
+    Policy p = saved_;
+    p.mode = PolicyMode::Auto;
+    p.allow_fallback = false;
+    Runtime::get().set_policy(p);
+  }
+  std::vector<double> values(const Tensor& t) {
+    Policy keep = Runtime::get().policy();
+    use_cpu_reference();
+    auto v = cast(t.cpu(), DType::F64).to_vector<double>();
+    Runtime::get().set_policy(keep);
+    return v;
+  }
+  // max |got - want| / (1 + |want|) over all elements, after checking shape and dtype.
+  double rel_err(const Tensor& got, const Tensor& want) {
+    EXPECT_EQ(shape_str(got.shape()), shape_str(want.shape()));
+    EXPECT_EQ(got.dtype(), want.dtype());
+    auto g = values(got), w = values(want);
+    double e = 0;
+    for (size_t i = 0; i < g.size() && i < w.size(); ++i) {
+      if (std::isnan(g[i]) || std::isnan(w[i])) return INFINITY;
+      e = std::max(e, std::fabs(g[i] - w[i]) / (1.0 + std::fabs(w[i])));
+    }
+    return e;
+  }
+  // Runs op on CPU inputs with the reference and on their device copies with WebGPU.
+  void check(const std::string& what, const std::vector<Tensor>& host, const std::function<Tensor(const std::vector<Tensor>&)>& op,
+             double tol, const char* expect_op) {
+    SCOPED_TRACE(what);
+    use_cpu_reference();
+    Tensor want = op(host);
+    std::vector<Tensor> dev;
+    for (const Tensor& t : host) dev.push_back(t.to(kGpu));
+    use_gpu();
+    Runtime::get().set_record_log(true);
+    Tensor got = op(dev);
+    bool ran_on_gpu = false;
+    for (const auto& d : Runtime::get().trace_log())
+      if (d.op == expect_op) ran_on_gpu |= d.backend.rfind("webgpu", 0) == 0;
+    Runtime::get().set_record_log(false);
+    EXPECT_TRUE(ran_on_gpu) << expect_op << " did not run on webgpu";
+    ASSERT_TRUE(got.device() == kGpu);
+    EXPECT_LE(rel_err(got, want), tol);
+  }
+
+ private:
+  Policy saved_;
+};
+
+Tensor randn(const Shape& s, uint64_t seed, DType dt = DType::F32) { return rand_normal(s, seed, 0.0, 1.0, dt); }
+
+TEST_F(WebGpuNn, Rope) {
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::Neox}) {
+    for (DType dt : {DType::F32, DType::F16}) {
+      RopeConfig c;
+      c.style = style;
+      c.n_rot = 6;  // of head_dim 10: the last 4 dims pass through
+      const double tol = dt == DType::F16 ? 2e-3 : 2e-5;
+      check("offset", {randn({7, 3, 10}, 1, dt)}, [&](auto& in) { return rope(in[0], 5, c); }, tol, "rope");
+      check("batch", {randn({2, 5, 2, 10}, 2, dt)}, [&](auto& in) { return rope(in[0], 0, c); }, tol, "rope");
+      check("positions", {randn({4, 2, 10}, 3, dt), Tensor::from_vector(std::vector<int32_t>{9, 3, 100, 0}, {4})},
+            [&](auto& in) { return rope(in[0], in[1], c); }, tol, "rope");
+    }
+  }
+  // A transposed (non-contiguous) input is compacted first.
+  check("view", {randn({4, 2, 8}, 4)}, [](auto& in) { return rope(in[0].transpose(0, 1), 3); }, 2e-5, "rope");
+}
+
+TEST_F(WebGpuNn, SiluMul) {
+  check("f32", {randn({5, 77}, 5), randn({5, 77}, 6)}, [](auto& in) { return silu_mul(in[0], in[1]); }, 1e-5, "silu_mul");
+  check("f16", {randn({3, 9}, 7, DType::F16), randn({3, 9}, 8, DType::F16)},
+        [](auto& in) { return silu_mul(in[0], in[1]); }, 2e-3, "silu_mul");
+}
+
+TEST_F(WebGpuNn, AttentionPrefillAndDecodeShapes) {
+  struct Case { int64_t lq, lk, h, hkv, d; bool causal; };
+  const Case cases[] = {
+      {37, 37, 4, 2, 16, true},  {37, 37, 4, 4, 16, false}, {20, 45, 8, 1, 33, true},  // prefill
+      {1, 100, 8, 2, 16, true},  {1, 300, 4, 1, 64, true},  {3, 50, 4, 2, 33, true},   // decode
+      {1, 1, 2, 2, 8, true},     {16, 16, 2, 1, 128, true},
+  };
+  for (const Case& c : cases) {
+    AttnConfig ac;
+    ac.causal = c.causal;
+    const std::string what = "lq " + std::to_string(c.lq) + " lk " + std::to_string(c.lk) + " h " + std::to_string(c.h) +
+                             "/" + std::to_string(c.hkv) + " d " + std::to_string(c.d);
+    check(what, {randn({c.lq, c.h, c.d}, 11), randn({c.lk, c.hkv, c.d}, 12), randn({c.lk, c.hkv, c.d}, 13)},
+          [&](auto& in) { return attention(in[0], in[1], in[2], ac); }, 1e-4, "attention");
+  }
+}
+
+TEST_F(WebGpuNn, AttentionF16CacheMaskAndFullyMaskedRow) {
+  check("f16 kv, f32 q (decode)", {randn({1, 8, 32}, 21), randn({70, 2, 32}, 22, DType::F16), randn({70, 2, 32}, 23, DType::F16)},
+        [](auto& in) { return attention(in[0], in[1], in[2]); }, 1e-4, "attention");
+  check("f16 kv, f32 q (prefill)", {randn({24, 4, 16}, 24), randn({24, 2, 16}, 25, DType::F16), randn({24, 2, 16}, 26, DType::F16)},
+        [](auto& in) { return attention(in[0], in[1], in[2]); }, 1e-4, "attention");
+  std::vector<float> m(6 * 9, 0.f);
+  for (int j = 0; j < 9; ++j) m[2 * 9 + j] = -INFINITY;  // query row 2 sees nothing -> zeros
+  m[0 * 9 + 1] = -INFINITY;
+  m[4 * 9 + 3] = -2.5f;
+  for (int64_t lq : {6, 1}) {
+    check("mask lq " + std::to_string(lq),
+          {randn({lq, 4, 8}, 27), randn({9, 2, 8}, 28), randn({9, 2, 8}, 29),
+           Tensor::from_vector(std::vector<float>(m.begin(), m.begin() + lq * 9), {lq, 9})},
+          [](auto& in) {
+            AttnConfig ac;
+            ac.causal = false;
+            ac.mask = in[3];
+            return attention(in[0], in[1], in[2], ac);
+          },
+          1e-4, "attention");
+  }
+}
+
+TEST_F(WebGpuNn, AttentionWithoutKeysGivesZeros) {
+  for (int64_t lq : {1, 7}) {  // decode and prefill kernels over an empty (non-causal) key set
+    check("lq " + std::to_string(lq), {randn({lq, 2, 8}, 35), randn({0, 2, 8}, 36), randn({0, 2, 8}, 37)},
+          [](auto& in) {
+            AttnConfig ac;
+            ac.causal = false;
+            return attention(in[0], in[1], in[2], ac);
+          },
+          0.0, "attention");
+  }
+}
+
+TEST_F(WebGpuNn, KvCacheOnDevice) {
+  use_gpu();
+  for (DType dt : {DType::F32, DType::F16}) {
+    KVCache cache(6, 2, 4, dt, kGpu);
+    EXPECT_TRUE(Runtime::get().is_resident(cache.view_k()));
+    Tensor k = randn({6, 2, 4}, 31), v = randn({6, 2, 4}, 32);
+    Runtime::get().reset_stats();
+    cache.append(k.slice(0, 0, 4).to(kGpu), v.slice(0, 0, 4).to(kGpu));
+    cache.append(k.slice(0, 4, 5).to(kGpu), v.slice(0, 4, 5).to(kGpu));
+    const auto& per = Runtime::get().stats().per_op;
+    ASSERT_TRUE(per.count("kv_append"));
+    EXPECT_FALSE(per.at("kv_append").count("host-write")) << "kv_append must run as a WebGPU kernel";
+    const double tol = dt == DType::F16 ? 1e-3 : 0.0;
+    EXPECT_LE(rel_err(cast(cache.view_k().cpu(), DType::F32), k.slice(0, 0, 5).contiguous()), tol);
+    EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), v.slice(0, 0, 5).contiguous()), tol);
+    EXPECT_THROW(cache.append(k.slice(0, 0, 2).to(kGpu), v.slice(0, 0, 2).to(kGpu)), Error);
+    EXPECT_EQ(cache.size(), 5);
+  }
+}
+
+TEST_F(WebGpuNn, KvCacheOnDeviceHostWritePath) {
+  // Under policy cpu-only a device cache still takes the rows, through a host-side write.
+  use_cpu_reference();
+  KVCache cache(4, 1, 6, DType::F16, kGpu);
+  Tensor k = randn({3, 1, 6}, 33), v = randn({3, 1, 6}, 34);
+  Runtime::get().reset_stats();
+  cache.append(k.to(kGpu), v.to(kGpu));
+  ASSERT_TRUE(Runtime::get().stats().per_op.count("kv_append"));
+  EXPECT_TRUE(Runtime::get().stats().per_op.at("kv_append").count("host-write"));
+  EXPECT_LE(rel_err(cast(cache.view_k().cpu(), DType::F32), k), 1e-3);
+  EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), v), 1e-3);
+}
+
+TEST_F(WebGpuNn, BlockF16WeightsOnDevice) {
+  BlockConfig cfg;
+  cfg.dim = 64;
+  cfg.n_heads = 2;
+  cfg.n_kv_heads = 1;
+  cfg.ffn_dim = 80;
+  use_cpu_reference();
+  BlockWeights w = BlockWeights::random(cfg, 6, DType::F16);
+  Tensor x = randn({5, 64}, 42);
+  TransformerBlock cpu_blk(cfg, w);
+  KVCache cc = cpu_blk.make_cache(5, DType::F16);
+  Tensor want = cpu_blk.forward(x, cc, 0);
+  use_gpu();
+  for (Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w_gate, &w.w_up, &w.w_down}) *t = t->to(kGpu);
+  TransformerBlock blk(cfg, w);
+  KVCache gc = blk.make_cache(5, DType::F16);
+  // f16 matmul outputs may round differently by one f16 ulp between the backends.
+  EXPECT_LE(rel_err(blk.forward(x.to(kGpu), gc, 0), want), 1e-2);
+}
+
+TEST_F(WebGpuNn, BlockDecodeEqualsPrefillOnDevice) {
+  BlockConfig cfg;
+  cfg.dim = 64;
+  cfg.n_heads = 4;
+  cfg.n_kv_heads = 2;
+  cfg.ffn_dim = 96;
+  use_cpu_reference();
+  BlockWeights wc = BlockWeights::random(cfg, 5, DType::F32);
+  Tensor x = randn({6, 64}, 41);
+  TransformerBlock cpu_blk(cfg, wc);
+  KVCache cpu_cache = cpu_blk.make_cache(8);
+  Tensor want = cpu_blk.forward(x, cpu_cache, 0);
+
+  use_gpu();
+  BlockWeights wg = wc;
+  for (Tensor* t : {&wg.attn_norm, &wg.wq, &wg.wk, &wg.wv, &wg.wo, &wg.ffn_norm, &wg.w_gate, &wg.w_up, &wg.w_down})
+    *t = t->to(kGpu);
+  TransformerBlock blk(cfg, wg);
+  blk.pin_weights();
+  KVCache c1 = blk.make_cache(8, DType::F16), c2 = blk.make_cache(8, DType::F16);
+  Tensor xg = x.to(kGpu);
+  Tensor pre = blk.forward(xg, c1, 0);
+  EXPECT_TRUE(pre.device() == kGpu);
+  EXPECT_LE(rel_err(pre, want), 5e-3);  // f16 cache vs the f32 reference cache
+  for (int64_t t = 0; t < 6; ++t) {
+    Tensor y = blk.forward(xg.slice(0, t, t + 1), c2, t);
+    EXPECT_LE(rel_err(y, pre.slice(0, t, t + 1).contiguous()), 1e-4) << "step " << t;
+  }
+}
+
+}  // namespace
+}  // namespace wgt
