@@ -1,0 +1,56 @@
+// Front-ends of matmul and matmul_t (x @ W^T).
+// Contract with the backends (OpKind::MatMul): inputs = {a, b} of one dtype, both of rank
+// >= 2 and with the SAME batch shape (the front-end broadcasts batch dims with stride-0
+// expand views, so kernels never broadcast). a: [..., M, K]; b: [..., K, N], or [..., N, K]
+// when attrs.transpose_b. Output [..., M, N] contiguous. 1-D operands are handled here by
+// unsqueezing (numpy.matmul rules) and squeezing the result, so kernels never see them.
+#include "ops/op_common.hpp"
+#include "wgt/ops.hpp"
+
+namespace wgt {
+using namespace ops_detail;
+
+namespace {
+
+Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, const char* name) {
+  Device dev = common_device({&a_in, &b_in}, name);
+  if (a_in.dim() == 0 || b_in.dim() == 0)
+    throw_error(ErrorKind::RankMismatch, name,
+                "operands must have rank >= 1, got " + a_in.str() + " and " + b_in.str() + "; use mul() for scalars");
+  require_same_dtype(a_in, b_in, name, "the second operand");
+  if (a_in.dtype() == DType::Bool)
+    throw_error(ErrorKind::DTypeMismatch, name, "is not defined for bool tensors; cast() to a numeric dtype");
+  // numpy rules: a 1-D left operand is a row vector, a 1-D right operand a column vector;
+  // the added dim is removed from the result.
+  const bool a_vec = a_in.dim() == 1, b_vec = b_in.dim() == 1;
+  Tensor a = a_vec ? a_in.unsqueeze(0) : a_in;
+  Tensor b = b_vec ? (transpose_b ? b_in.unsqueeze(0) : b_in.unsqueeze(1)) : b_in;
+  const int64_t M = a.shape()[a.dim() - 2], K = a.shape()[a.dim() - 1];
+  const int64_t Kb = transpose_b ? b.shape()[b.dim() - 1] : b.shape()[b.dim() - 2];
+  const int64_t N = transpose_b ? b.shape()[b.dim() - 2] : b.shape()[b.dim() - 1];
+  if (K != Kb)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "inner dimensions differ: " + shape_str(a_in.shape()) + (transpose_b ? " @ T" : " @ ") +
+                    shape_str(b_in.shape()) + " (K = " + std::to_string(K) + " vs " + std::to_string(Kb) + ")");
+  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, name);
+  Shape a_full = batch, b_full = batch, out = batch;
+  a_full.insert(a_full.end(), {M, K});
+  b_full.insert(b_full.end(), b.shape().end() - 2, b.shape().end());
+  out.insert(out.end(), {M, N});
+  validate_shape(out, name);
+  OpCall call{OpKind::MatMul, name, {a.expand(a_full), b.expand(b_full)}, {}, {}};
+  call.attrs.transpose_b = transpose_b;
+  call.work = 2.0 * numel_d(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  Tensor r = Runtime::get().run1(call, {out, a.dtype()}, dev);
+  if (b_vec) r = r.squeeze(-1);
+  if (a_vec) r = r.squeeze(b_vec ? -1 : -2);
+  return r;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_impl(a, b, false, "matmul"); }
+Tensor matmul_t(const Tensor& a, const Tensor& b) { return matmul_impl(a, b, true, "matmul_t"); }
+
+}  // namespace wgt
