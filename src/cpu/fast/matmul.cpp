@@ -1,0 +1,170 @@
+// matmul / matmul_t through OpenBLAS: f32 -> cblas_sgemm, f64 -> cblas_dgemm, f16/bf16
+// converted to f32, multiplied with sgemm, converted back. Batch dims broadcast; operands
+// whose matrix has a unit stride on either axis go to BLAS as they are (lda/ldb/transpose),
+// others are compacted first. Batches run one GEMM after another and BLAS threads each one
+// (see parallel.hpp); an unbatched right operand is folded into one tall GEMM.
+#include <climits>
+#include <cstring>
+
+#include <cblas.h>
+
+#include "core/strided.hpp"
+#include "cpu/fast/kernels.hpp"
+#include "cpu/fast/simd.hpp"
+
+namespace wgt::cpu_fast {
+namespace {
+
+// Row-major BLAS view of a logical R x C matrix with element strides (rs, cs).
+struct BlasMat {
+  bool trans = false;
+  int64_t ld = 0;
+};
+bool blas_layout(int64_t R, int64_t C, int64_t rs, int64_t cs, BlasMat& m) {
+  if (cs == 1 || C == 1) {  // row-major rows of C
+    m = {false, R == 1 ? std::max<int64_t>(C, 1) : rs};
+    return m.ld >= std::max<int64_t>(C, 1);
+  }
+  if (rs == 1 || R == 1) {  // column-major = the transpose of a row-major C x R
+    m = {true, C == 1 ? std::max<int64_t>(R, 1) : cs};
+    return m.ld >= std::max<int64_t>(R, 1);
+  }
+  return false;
+}
+
+// Fresh contiguous copy without going through the runtime (we are inside an op already).
+Tensor compact(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor c = Tensor::empty(t.shape(), t.dtype());
+  if (t.numel())
+    detail::strided_copy_bytes(t.storage()->host_data(), t.shape(), t.strides(), t.offset(), dtype_size(t.dtype()),
+                               static_cast<uint8_t*>(c.data_ptr()));
+  return c;
+}
+
+Tensor to_f32(const Tensor& t) {
+  Tensor c = compact(t);
+  Tensor f = Tensor::empty(t.shape(), DType::F32);
+  const int64_t n = t.numel();
+  const uint8_t* src = n ? static_cast<const uint8_t*>(c.data_ptr()) : nullptr;
+  float* dst = n ? f.data<float>() : nullptr;
+  parallel_for(0, n, 1 << 16, [&](int64_t b, int64_t e) { half_to_f32_row(t.dtype(), src + 2 * b, dst + b, e - b); });
+  return f;
+}
+
+// Operand as op(X): R x C logical matrix per batch, with batch strides aligned to `batch`.
+struct Operand {
+  const uint8_t* base;
+  int64_t R, C, rs, cs;
+  std::vector<int64_t> bstrides;  // per output batch dim (0 = broadcast)
+};
+bool make_operand(const Tensor& t, bool transposed, const Shape& batch, Operand& op) {
+  const int r = t.dim();
+  const int64_t s0 = t.strides()[r - 2], s1 = t.strides()[r - 1];
+  op.base = t.storage()->host_data() + t.offset() * dtype_size(t.dtype());
+  op.R = transposed ? t.shape()[r - 1] : t.shape()[r - 2];
+  op.C = transposed ? t.shape()[r - 2] : t.shape()[r - 1];
+  op.rs = transposed ? s1 : s0;
+  op.cs = transposed ? s0 : s1;
+  const int nb = static_cast<int>(batch.size());
+  op.bstrides.assign(nb, 0);
+  for (int d = 0; d < r - 2; ++d) {
+    const int od = nb - (r - 2) + d;
+    if (od < 0) return false;
+    if (t.shape()[d] == batch[od]) op.bstrides[od] = t.strides()[d];
+    else if (t.shape()[d] != 1) return false;
+  }
+  return true;
+}
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C) {
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)N);
+  else
+    cblas_dgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, 0.0, C, (int)N);
+}
+
+// y (contiguous, dtype T) = a @ op(b) for f32/f64 operands; false when a layout or size is
+// outside what BLAS takes (the caller compacts and retries, or falls back).
+template <typename T>
+bool run_gemm(const Tensor& a, const Tensor& b, bool transpose_b, Tensor& y) {
+  const Shape batch(y.shape().begin(), y.shape().end() - 2);
+  Operand A, B;
+  if (!make_operand(a, false, batch, A) || !make_operand(b, transpose_b, batch, B)) return false;
+  const int64_t M = A.R, K = A.C, N = B.C;
+  BlasMat la, lb;
+  if (!blas_layout(A.R, A.C, A.rs, A.cs, la) || !blas_layout(B.R, B.C, B.rs, B.cs, lb)) return false;
+  if (M > INT_MAX || N > INT_MAX || K > INT_MAX || la.ld > INT_MAX || lb.ld > INT_MAX) return false;
+  int64_t nbatch = 1;
+  for (int64_t d : batch) nbatch *= d;
+  T* C = y.data<T>();
+  bool b_shared = true;
+  for (int64_t s : B.bstrides) b_shared &= s == 0;
+  // x @ W^T with a shared W: one GEMM of (batch*M) rows when a's rows are evenly spaced.
+  if (b_shared && nbatch > 1 && !la.trans && a.is_contiguous() && a.numel() == nbatch * M * K &&
+      nbatch * M <= INT_MAX) {
+    gemm<T>(false, lb.trans, nbatch * M, N, K, reinterpret_cast<const T*>(A.base), K,
+            reinterpret_cast<const T*>(B.base), lb.ld, C);
+    return true;
+  }
+  std::vector<int64_t> idx(batch.size(), 0);
+  for (int64_t bi = 0; bi < nbatch; ++bi) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      oa += idx[d] * A.bstrides[d];
+      ob += idx[d] * B.bstrides[d];
+    }
+    gemm<T>(la.trans, lb.trans, M, N, K, reinterpret_cast<const T*>(A.base) + oa, la.ld,
+            reinterpret_cast<const T*>(B.base) + ob, lb.ld, C + bi * M * N);
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+template <typename T>
+bool run_gemm_compacting(const Tensor& a, const Tensor& b, bool tb, Tensor& y) {
+  if (run_gemm<T>(a, b, tb, y)) return true;
+  return run_gemm<T>(compact(a), compact(b), tb, y);
+}
+
+}  // namespace
+
+bool try_matmul(OpCall& call) {
+  if (call.inputs.size() != 2 || call.outputs.size() != 1) return false;
+  const Tensor& a = call.inputs[0];
+  const Tensor& b = call.inputs[1];
+  Tensor& y = call.outputs[0];
+  const bool tb = call.attrs.transpose_b;
+  const DType dt = a.dtype();
+  if (b.dtype() != dt || y.dtype() != dt) return false;
+  if (dt != DType::F32 && dt != DType::F64 && !is_half(dt)) return false;
+  // 1-D operands (numpy promotion) are left to the reference.
+  if (a.dim() < 2 || b.dim() < 2 || y.dim() < 2 || !y.is_contiguous()) return false;
+  const int64_t M = a.shape()[a.dim() - 2], K = a.shape().back();
+  const int64_t N = tb ? b.shape()[b.dim() - 2] : b.shape().back();
+  const int64_t Kb = tb ? b.shape().back() : b.shape()[b.dim() - 2];
+  if (Kb != K || y.shape()[y.dim() - 2] != M || y.shape().back() != N) return false;
+  if (std::max(a.dim(), b.dim()) != y.dim()) return false;
+  if (y.numel() == 0) return true;
+  if (K == 0) {  // empty sum: zeros (BLAS behaviour for K = 0 is not something to rely on)
+    std::memset(y.data_ptr(), 0, y.nbytes());
+    return true;
+  }
+  if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
+  if (dt == DType::F32) return run_gemm_compacting<float>(a, b, tb, y);
+  if (dt == DType::F64) return run_gemm_compacting<double>(a, b, tb, y);
+  // f16/bf16: one conversion pass each way around an f32 GEMM.
+  Tensor yf = Tensor::empty(y.shape(), DType::F32);
+  if (!run_gemm_compacting<float>(to_f32(a), to_f32(b), tb, yf)) return false;
+  const float* src = yf.data<float>();
+  uint8_t* dst = static_cast<uint8_t*>(y.data_ptr());
+  parallel_for(0, y.numel(), 1 << 16, [&](int64_t s, int64_t e) { f32_to_half_row(dt, src + s, dst + 2 * s, e - s); });
+  return true;
+}
+
+}  // namespace wgt::cpu_fast
