@@ -5,6 +5,7 @@
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
 #include "wgt/ops.hpp"
+#include "wgt/quant.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/shape.hpp"
 #include "wgt/tensor.hpp"
