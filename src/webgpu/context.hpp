@@ -1,5 +1,6 @@
 // Internal interface of the WebGPU backend that kernel launchers program against.
-// Implemented in src/webgpu/context.cpp (Dawn loader, device, pools, pipelines, batching).
+// Implemented by src/webgpu/webgpu_backend.cpp (Dawn loader, device, pools, pipelines, batching);
+// the non-virtual helpers live in src/webgpu/context.cpp.
 //
 // Conventions for kernels (see docs/webgpu.md):
 //  * A kernel = one .wgsl file in src/webgpu/shaders/ + one launcher in src/webgpu/kernels/.
@@ -86,6 +87,9 @@ class Context {
   // Runs the strided->contiguous copy kernel when t is not contiguous (or has an offset),
   // returning a contiguous, offset-0 tensor on this device; returns t otherwise.
   virtual Tensor compact(const Tensor& t) = 0;
+
+  // Identity of the runtime instance that owns this context's buffers (DeviceBackend::domain()).
+  virtual uint64_t buffer_domain() const = 0;
 };
 
 // ---- kernel registry ----

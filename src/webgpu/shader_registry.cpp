@@ -1,14 +1,55 @@
-// Lookup into the embedded WGSL table.
+// Lookup into the embedded WGSL table and shader-variant preprocessing.
 #include "webgpu/shader_registry.hpp"
 
-#include <cstring>
+#include <set>
+#include <sstream>
 
 #include "wgt/error.hpp"
 
 namespace wgt::webgpu {
+
 const char* shader_source(const std::string& name) {
   for (int i = 0; i < kEmbeddedShaderCount; ++i)
     if (name == kEmbeddedShaders[i].name) return kEmbeddedShaders[i].source;
   throw_error(ErrorKind::RuntimeState, "shader_source", "no embedded WGSL shader named '" + name + "'");
 }
+
+namespace {
+void include_into(const std::string& name, std::set<std::string>& seen, std::string& out) {
+  if (!seen.insert(name).second) return;  // include once: shared helpers may be pulled twice
+  std::istringstream in(shader_source(name));
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t p = line.find_first_not_of(" \t");
+    if (p != std::string::npos && line.compare(p, 8, "#include") == 0) {
+      size_t q0 = line.find('"', p), q1 = q0 == std::string::npos ? q0 : line.find('"', q0 + 1);
+      if (q1 == std::string::npos)
+        throw_error(ErrorKind::RuntimeState, "expand_shader", "malformed include in shader '" + name + "': " + line);
+      include_into(line.substr(q0 + 1, q1 - q0 - 1), seen, out);
+      continue;
+    }
+    out += line;
+    out += '\n';
+  }
+}
+}  // namespace
+
+std::string expand_shader(const std::string& name, const std::vector<std::pair<std::string, std::string>>& defines) {
+  std::set<std::string> seen;
+  std::string src;
+  include_into(name, seen, src);
+  for (const auto& [k, v] : defines) {
+    const std::string pat = "{{" + k + "}}";
+    for (size_t pos = src.find(pat); pos != std::string::npos; pos = src.find(pat, pos + v.size()))
+      src.replace(pos, pat.size(), v);
+  }
+  if (size_t pos = src.find("{{"); pos != std::string::npos) {
+    size_t end = src.find("}}", pos);
+    throw_error(ErrorKind::RuntimeState, "expand_shader",
+                "shader '" + name + "' has placeholder " + src.substr(pos, end == std::string::npos ? 20 : end + 2 - pos) +
+                    " without a define; add it to the ShaderVariant");
+  }
+  return src;
+}
+
 }  // namespace wgt::webgpu

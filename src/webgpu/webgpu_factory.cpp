@@ -1,9 +1,58 @@
-// Placeholder until the Dawn runtime lands: reports WebGPU as unavailable.
+// Creates the WebGPU backends (one per real adapter) and answers webgpu_adapters().
 #include "webgpu/webgpu_factory.hpp"
 
+#include "webgpu/webgpu_backend.hpp"
+#include "wgt/runtime.hpp"
+#include "wgt/webgpu_info.hpp"
+
 namespace wgt {
+
 std::vector<std::unique_ptr<DeviceBackend>> create_webgpu_backends(std::string* why_none) {
-  if (why_none) *why_none = "WebGPU backend not built";
-  return {};
+  std::vector<std::unique_ptr<DeviceBackend>> out;
+  std::string why;
+  webgpu::DawnInstance* inst = webgpu::DawnInstance::get(&why);
+  if (!inst) {
+    if (why_none) *why_none = why;
+    return out;
+  }
+  for (size_t i = 0; i < inst->adapter_count(); ++i) {
+    try {
+      out.push_back(std::make_unique<webgpu::WebGPUBackend>(*inst, i, static_cast<int>(out.size())));
+    } catch (const Error& e) {
+      why += std::string(why.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (out.empty() && why_none) *why_none = why.empty() ? "no WebGPU device could be created" : why;
+  return out;
 }
+
+std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
+  std::vector<WebGPUInfo> out;
+  std::string why;
+  for (int i = 0;; ++i) {
+    auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(i, i == 0 ? &why : nullptr));
+    if (!b) break;
+    const auto& d = b->dawn().desc();
+    WebGPUInfo info;
+    info.index = i;
+    info.name = d.name;
+    info.vendor = d.vendor;
+    info.architecture = d.architecture;
+    info.device_description = d.description;
+    info.backend = d.backend;
+    info.adapter_type = d.adapter_type;
+    info.features = d.feature_names;
+    info.limits = d.limit_list;
+    info.limits.emplace_back("subgroupMinSize", d.subgroup_min);
+    info.limits.emplace_back("subgroupMaxSize", d.subgroup_max);
+    info.toggles = b->dawn().toggles();
+    auto ps = b->pool_stats();
+    info.bytes_allocated = ps.bytes_allocated;
+    info.bytes_in_use = ps.bytes_in_use;
+    out.push_back(std::move(info));
+  }
+  if (out.empty() && why_none) *why_none = why;
+  return out;
+}
+
 }  // namespace wgt

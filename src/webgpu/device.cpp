@@ -1,0 +1,372 @@
+// Dawn instance, adapter discovery and device creation (see device.hpp).
+#include "webgpu/device.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace wgt::webgpu {
+
+using namespace api;
+
+std::string to_string(StringView s) {
+  if (!s.data) return {};
+  return s.length == kStrlen ? std::string(s.data) : std::string(s.data, s.length);
+}
+
+namespace {
+
+const char* backend_name(BackendType b) {
+  switch (b) {
+    case BackendType::Null: return "null";
+    case BackendType::WebGPU: return "webgpu";
+    case BackendType::D3D11: return "d3d11";
+    case BackendType::D3D12: return "d3d12";
+    case BackendType::Metal: return "metal";
+    case BackendType::Vulkan: return "vulkan";
+    case BackendType::OpenGL: return "opengl";
+    case BackendType::OpenGLES: return "opengles";
+    default: return "undefined";
+  }
+}
+const char* adapter_type_name(AdapterType t) {
+  switch (t) {
+    case AdapterType::DiscreteGPU: return "discrete-gpu";
+    case AdapterType::IntegratedGPU: return "integrated-gpu";
+    case AdapterType::CPU: return "cpu";
+    default: return "unknown";
+  }
+}
+
+// Feature values of this Dawn build whose names we report (standard numbering with
+// DepthClipControl = 1; Dawn's range found by asking the build, see docs/webgpu.md).
+constexpr uint32_t kSubgroupMatrix = 0x50037;
+const char* feature_name(uint32_t v) {
+  switch (v) {
+    case 0x01: return "depth-clip-control";
+    case 0x02: return "depth32float-stencil8";
+    case feature::TimestampQuery: return "timestamp-query";
+    case 0x04: return "texture-compression-bc";
+    case 0x09: return "indirect-first-instance";
+    case feature::ShaderF16: return "shader-f16";
+    case 0x0D: return "float32-filterable";
+    case feature::Subgroups: return "subgroups";
+    case 0x12: return "core-features-and-limits";
+    case kSubgroupMatrix: return "chromium-experimental-subgroup-matrix";
+    default: return nullptr;
+  }
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// Limits are read into a padded buffer: the prefix we declare is verified, and whatever the
+// build appends after it is preserved when we hand the struct back as required limits.
+struct PaddedLimits {
+  api::Limits l{};
+  uint8_t pad[256] = {};
+};
+struct PaddedInfo {
+  api::AdapterInfo i{};
+  uint8_t pad[256] = {};
+};
+
+std::vector<std::pair<std::string, uint64_t>> limit_list(const api::Limits& l) {
+  return {
+      {"maxBufferSize", l.max_buffer_size},
+      {"maxStorageBufferBindingSize", l.max_storage_buffer_binding_size},
+      {"maxUniformBufferBindingSize", l.max_uniform_buffer_binding_size},
+      {"maxStorageBuffersPerShaderStage", l.max_storage_buffers_per_shader_stage},
+      {"maxComputeWorkgroupStorageSize", l.max_compute_workgroup_storage_size},
+      {"maxComputeInvocationsPerWorkgroup", l.max_compute_invocations_per_workgroup},
+      {"maxComputeWorkgroupSizeX", l.max_compute_workgroup_size_x},
+      {"maxComputeWorkgroupSizeY", l.max_compute_workgroup_size_y},
+      {"maxComputeWorkgroupSizeZ", l.max_compute_workgroup_size_z},
+      {"maxComputeWorkgroupsPerDimension", l.max_compute_workgroups_per_dimension},
+      {"minUniformBufferOffsetAlignment", l.min_uniform_buffer_offset_alignment},
+      {"minStorageBufferOffsetAlignment", l.min_storage_buffer_offset_alignment},
+      {"maxBindGroups", l.max_bind_groups},
+  };
+}
+
+}  // namespace
+
+uint64_t DawnInstance::timeout_ms() {
+  const char* v = std::getenv("WGT_WEBGPU_TIMEOUT_MS");
+  if (!v || !*v) return 60000;
+  char* end = nullptr;
+  unsigned long long ms = std::strtoull(v, &end, 10);
+  if (*end != '\0' || ms == 0)
+    throw_error(ErrorKind::InvalidArgument, "webgpu", std::string("WGT_WEBGPU_TIMEOUT_MS='") + v +
+                                                          "' is not a positive integer (milliseconds)");
+  return ms;
+}
+
+void DawnInstance::wait(Future f, const char* what) const {
+  FutureWaitInfo w{f, 0};
+  const uint64_t ms = timeout_ms();
+  uint32_t st = procs_->InstanceWaitAny(instance_, 1, &w, ms * 1000000ull);
+  if (st == static_cast<uint32_t>(WaitStatus::Success) && w.completed) return;
+  if (st == static_cast<uint32_t>(WaitStatus::TimedOut))
+    throw_error(ErrorKind::RuntimeState, what,
+                "timed out after " + std::to_string(ms) + " ms waiting for the GPU (WGT_WEBGPU_TIMEOUT_MS); "
+                "the device may be hung or the work too large");
+  throw_error(ErrorKind::RuntimeState, what, "wgpuInstanceWaitAny failed with status " + std::to_string(st));
+}
+
+DawnInstance* DawnInstance::get(std::string* why) {
+  static std::mutex mu;
+  static std::unique_ptr<DawnInstance> inst;
+  static bool tried = false;
+  static std::string failure;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!tried) {
+    tried = true;
+    auto d = std::unique_ptr<DawnInstance>(new DawnInstance());
+    if (d->init(&failure)) inst = std::move(d);
+  }
+  if (!inst && why) *why = failure;
+  return inst.get();
+}
+
+bool DawnInstance::init(std::string* why) {
+  procs_ = dawn_procs(why);
+  if (!procs_) return false;
+  // allow_unsafe_apis exposes the experimental features (subgroup-matrix) to the adapters.
+  static const char* kInstanceToggles[] = {"allow_unsafe_apis"};
+  DawnTogglesDescriptor toggles;
+  toggles.enabled_count = 1;
+  toggles.enabled = kInstanceToggles;
+  InstanceDescriptor desc;
+  desc.next = &toggles.chain;
+  desc.capabilities.timed_wait_any_enable = 1;  // every wait we do has a timeout
+  instance_ = procs_->CreateInstance(&desc);
+  if (!instance_) {
+    *why = "wgpuCreateInstance failed (Dawn could not create an instance with TimedWaitAny)";
+    return false;
+  }
+  static const char* kAdapterToggles[] = {"vulkan_enable_f16_on_nvidia"};
+  DawnTogglesDescriptor adapter_toggles;
+  adapter_toggles.enabled_count = 1;
+  adapter_toggles.enabled = kAdapterToggles;
+  std::string null_seen;
+  for (PowerPreference pref : {PowerPreference::HighPerformance, PowerPreference::LowPower}) {
+    RequestAdapterOptions opts;
+    opts.next = &adapter_toggles.chain;
+    opts.power_preference = pref;
+    struct Result { Adapter a = nullptr; std::string msg; } res;
+    RequestAdapterCallbackInfo cb;
+    cb.callback = [](uint32_t status, Adapter a, StringView m, void* u1, void*) {
+      auto* r = static_cast<Result*>(u1);
+      if (status == static_cast<uint32_t>(RequestStatus::Success)) r->a = a;
+      r->msg = to_string(m);
+    };
+    cb.userdata1 = &res;
+    try {
+      wait(procs_->InstanceRequestAdapter(instance_, &opts, cb), "webgpu: request adapter");
+    } catch (const Error& e) {
+      *why = e.what();
+      return false;
+    }
+    if (!res.a) continue;
+    PaddedInfo info;
+    procs_->AdapterGetInfo(res.a, &info.i);
+    AdapterDesc d;
+    d.name = to_string(info.i.device);
+    d.vendor = to_string(info.i.vendor);
+    d.architecture = to_string(info.i.architecture);
+    d.description = to_string(info.i.description);
+    d.backend_type = info.i.backend_type;
+    d.backend = backend_name(info.i.backend_type);
+    d.adapter_type = adapter_type_name(info.i.adapter_type);
+    d.vendor_id = info.i.vendor_id;
+    d.device_id = info.i.device_id;
+    d.subgroup_min = info.i.subgroup_min_size;
+    d.subgroup_max = info.i.subgroup_max_size;
+    procs_->AdapterInfoFreeMembers(info.i);
+    if (d.backend_type == BackendType::Null) {
+      null_seen = d.name;
+      procs_->AdapterRelease(res.a);
+      continue;
+    }
+    bool dup = false;
+    for (auto& [a, e] : adapters_)
+      dup |= e.name == d.name && e.vendor_id == d.vendor_id && e.device_id == d.device_id && e.backend_type == d.backend_type;
+    if (dup) {
+      procs_->AdapterRelease(res.a);
+      continue;
+    }
+    SupportedFeatures sf;
+    procs_->AdapterGetFeatures(res.a, &sf);
+    for (size_t i = 0; i < sf.count; ++i) {
+      d.feature_values.push_back(sf.features[i]);
+      if (const char* n = feature_name(sf.features[i])) d.feature_names.push_back(n);
+    }
+    procs_->SupportedFeaturesFreeMembers(sf);
+    PaddedLimits lim;
+    procs_->AdapterGetLimits(res.a, &lim.l);
+    d.limit_list = limit_list(lim.l);
+    adapters_.emplace_back(res.a, std::move(d));
+  }
+  if (adapters_.empty()) {
+    *why = null_seen.empty()
+               ? "Dawn found no adapter; install a Vulkan driver (on CPU-only machines Mesa >= 25 lavapipe: "
+                 "apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1)"
+               : "Dawn offered only its Null backend ('" + null_seen +
+                     "'), which computes nothing; install a working Vulkan driver (Mesa >= 25 lavapipe from "
+                     "bookworm-backports on CPU-only machines)";
+    return false;
+  }
+  // WGT_WEBGPU_ADAPTER=N keeps only adapter N (ordinal in the order above).
+  if (const char* sel = std::getenv("WGT_WEBGPU_ADAPTER"); sel && *sel) {
+    char* end = nullptr;
+    long n = std::strtol(sel, &end, 10);
+    if (*end != '\0' || n < 0 || n >= static_cast<long>(adapters_.size())) {
+      *why = std::string("WGT_WEBGPU_ADAPTER='") + sel + "' is not an adapter ordinal in [0, " +
+             std::to_string(adapters_.size()) + ")";
+      adapters_.clear();
+      return false;
+    }
+    auto keep = adapters_[n];
+    for (size_t i = 0; i < adapters_.size(); ++i)
+      if (static_cast<long>(i) != n) procs_->AdapterRelease(adapters_[i].first);
+    adapters_ = {keep};
+  }
+  return true;
+}
+
+// ---- device ----
+
+void DawnDevice::on_lost(const Device*, DeviceLostReason reason, StringView msg, void* u1, void*) {
+  auto* self = static_cast<DawnDevice*>(u1);
+  if (self->destroying_ || reason == DeviceLostReason::Destroyed || reason == DeviceLostReason::CallbackCancelled)
+    return;
+  std::lock_guard<std::mutex> lock(self->err_mu_);
+  self->sticky_ = "device lost (reason " + std::to_string(static_cast<uint32_t>(reason)) + "): " + to_string(msg);
+  self->sticky_kind_ = ErrorKind::DeviceLost;
+}
+
+void DawnDevice::on_error(const Device*, ErrorType type, StringView msg, void* u1, void*) {
+  auto* self = static_cast<DawnDevice*>(u1);
+  std::lock_guard<std::mutex> lock(self->err_mu_);
+  if (!self->sticky_.empty()) return;  // keep the first error: later ones are usually fallout
+  self->sticky_ = std::string(type == ErrorType::OutOfMemory ? "out of memory: " : "uncaptured WebGPU error: ") +
+                  to_string(msg);
+  self->sticky_kind_ = type == ErrorType::OutOfMemory ? ErrorKind::OutOfMemory : ErrorKind::RuntimeState;
+}
+
+void DawnDevice::check(const char* op) {
+  std::string msg;
+  ErrorKind kind;
+  {
+    std::lock_guard<std::mutex> lock(err_mu_);
+    if (sticky_.empty()) return;
+    msg = sticky_;
+    kind = sticky_kind_;
+    if (kind != ErrorKind::DeviceLost) sticky_.clear();  // a lost device stays lost
+  }
+  throw_error(kind, op, msg + (kind == ErrorKind::DeviceLost ? "; restart the process to get a new device"
+                                                             : "; rerun with WGT_WEBGPU_VALIDATE=1 for details"));
+}
+
+void DawnDevice::push_scope(ErrorFilter f) const { p().DevicePushErrorScope(device_, f); }
+
+std::string DawnDevice::pop_scope(ErrorType* type) const {
+  struct R { ErrorType type = ErrorType::NoError; std::string msg; } r;
+  PopErrorScopeCallbackInfo cb;
+  cb.callback = [](uint32_t, ErrorType t, StringView m, void* u1, void*) {
+    auto* rr = static_cast<R*>(u1);
+    rr->type = t;
+    rr->msg = to_string(m);
+  };
+  cb.userdata1 = &r;
+  inst_.wait(p().DevicePopErrorScope(device_, cb), "webgpu: pop error scope");
+  if (type) *type = r.type;
+  if (r.type == ErrorType::NoError) return {};
+  return r.msg.empty() ? "WebGPU error of type " + std::to_string(static_cast<uint32_t>(r.type)) : r.msg;
+}
+
+DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(index) {
+  const Adapter adapter = inst.adapter(index);
+  validate_ = env_flag("WGT_WEBGPU_VALIDATE");
+  std::vector<uint32_t> want;
+  auto has = [&](uint32_t f) { return p().AdapterHasFeature(adapter, f) != 0; };
+  for (uint32_t f : {feature::ShaderF16, feature::Subgroups, feature::TimestampQuery, kSubgroupMatrix})
+    if (has(f)) want.push_back(f);
+  PaddedLimits lim;
+  p().AdapterGetLimits(adapter, &lim.l);
+
+  // Speed toggles unless validation is asked for (they remove bounds checks and zero-init:
+  // kernels must be correct, which the conformance tests check with validation on and off).
+  static const char* kFastOn[] = {"skip_validation", "disable_robustness", "disable_workgroup_init",
+                                  "disable_polyfills_on_integer_div_and_mod"};
+  static const char* kFastOff[] = {"lazy_clear_resource_on_first_use", "timestamp_quantization"};
+  static const char* kValidateOn[] = {"enable_immediate_error_handling"};
+  DawnTogglesDescriptor toggles;
+  if (validate_) {
+    toggles.enabled_count = 1;
+    toggles.enabled = kValidateOn;
+    toggles_.push_back("+enable_immediate_error_handling");
+  } else {
+    toggles.enabled_count = 4;
+    toggles.enabled = kFastOn;
+    toggles.disabled_count = 2;
+    toggles.disabled = kFastOff;
+    for (const char* t : kFastOn) toggles_.push_back(std::string("+") + t);
+    for (const char* t : kFastOff) toggles_.push_back(std::string("-") + t);
+  }
+  DeviceDescriptor dd;
+  dd.next = &toggles.chain;
+  dd.label = {"wgtensor", kStrlen};
+  dd.required_feature_count = want.size();
+  dd.required_features = want.data();
+  dd.required_limits = &lim.l;
+  dd.device_lost.mode = CallbackMode::AllowSpontaneous;
+  dd.device_lost.callback = &DawnDevice::on_lost;
+  dd.device_lost.userdata1 = this;
+  dd.uncaptured_error.callback = &DawnDevice::on_error;
+  dd.uncaptured_error.userdata1 = this;
+  struct R { Device d = nullptr; std::string msg; } r;
+  RequestDeviceCallbackInfo cb;
+  cb.callback = [](uint32_t status, Device d, StringView m, void* u1, void*) {
+    auto* rr = static_cast<R*>(u1);
+    if (status == static_cast<uint32_t>(RequestStatus::Success)) rr->d = d;
+    rr->msg = to_string(m);
+  };
+  cb.userdata1 = &r;
+  inst.wait(p().AdapterRequestDevice(adapter, &dd, cb), "webgpu: request device");
+  if (!r.d)
+    throw_error(ErrorKind::RuntimeState, "webgpu", "device creation on '" + desc().name + "' failed: " + r.msg);
+  device_ = r.d;
+  queue_ = p().DeviceGetQueue(device_);
+
+  features_.shader_f16 = p().DeviceHasFeature(device_, feature::ShaderF16) != 0;
+  features_.subgroups = p().DeviceHasFeature(device_, feature::Subgroups) != 0;
+  features_.timestamp_query = p().DeviceHasFeature(device_, feature::TimestampQuery) != 0;
+  features_.subgroup_matrix = p().DeviceHasFeature(device_, kSubgroupMatrix) != 0;
+  PaddedLimits dl;
+  p().DeviceGetLimits(device_, &dl.l);
+  limits_.max_buffer_size = dl.l.max_buffer_size;
+  limits_.max_storage_buffer_binding_size = dl.l.max_storage_buffer_binding_size;
+  limits_.max_compute_workgroups_per_dimension = dl.l.max_compute_workgroups_per_dimension;
+  limits_.max_compute_invocations_per_workgroup = dl.l.max_compute_invocations_per_workgroup;
+  limits_.max_compute_workgroup_size_x = dl.l.max_compute_workgroup_size_x;
+  limits_.max_compute_workgroup_storage_size = dl.l.max_compute_workgroup_storage_size;
+  limits_.max_storage_buffers_per_shader_stage = dl.l.max_storage_buffers_per_shader_stage;
+  limits_.min_uniform_buffer_offset_alignment = dl.l.min_uniform_buffer_offset_alignment;
+  limits_.min_storage_buffer_offset_alignment = dl.l.min_storage_buffer_offset_alignment;
+  limits_.subgroup_min_size = desc().subgroup_min;
+  limits_.subgroup_max_size = desc().subgroup_max;
+}
+
+DawnDevice::~DawnDevice() {
+  destroying_ = true;
+  if (queue_) p().QueueRelease(queue_);
+  if (device_) {
+    p().DeviceDestroy(device_);
+    p().DeviceRelease(device_);
+  }
+}
+
+}  // namespace wgt::webgpu

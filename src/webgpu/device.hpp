@@ -1,0 +1,95 @@
+// One Dawn device on one adapter: instance + adapter discovery, device creation with the
+// adapter's full limits and useful features, toggles, the sticky error state fed by Dawn's
+// callbacks, error scopes and bounded waits. The backend (webgpu_backend.*) builds on it.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "webgpu/context.hpp"
+#include "webgpu/dawn_loader.hpp"
+#include "wgt/error.hpp"
+
+namespace wgt::webgpu {
+
+// What we learned about an adapter (also what `wgt info` prints).
+struct AdapterDesc {
+  std::string name, vendor, architecture, description, backend, adapter_type;
+  api::BackendType backend_type = api::BackendType::Undefined;
+  uint32_t vendor_id = 0, device_id = 0, subgroup_min = 0, subgroup_max = 0;
+  std::vector<uint32_t> feature_values;
+  std::vector<std::string> feature_names;  // of the features we know by name
+  std::vector<std::pair<std::string, uint64_t>> limit_list;
+};
+
+// The process-wide Dawn instance and the real (non-Null) adapters it offers, in order:
+// high-performance first, then low-power, de-duplicated.
+class DawnInstance {
+ public:
+  // nullptr with *why when Dawn or a real adapter is missing.
+  static DawnInstance* get(std::string* why);
+  const Procs& procs() const { return *procs_; }
+  api::Instance handle() const { return instance_; }
+  size_t adapter_count() const { return adapters_.size(); }
+  api::Adapter adapter(size_t i) const { return adapters_[i].first; }
+  const AdapterDesc& desc(size_t i) const { return adapters_[i].second; }
+
+  // Waits for one future with the configured timeout; throws RuntimeState on timeout/error.
+  void wait(api::Future f, const char* what) const;
+  static uint64_t timeout_ms();  // env WGT_WEBGPU_TIMEOUT_MS, default 60000
+
+ private:
+  DawnInstance() = default;
+  bool init(std::string* why);
+  const Procs* procs_ = nullptr;
+  api::Instance instance_ = nullptr;
+  std::vector<std::pair<api::Adapter, AdapterDesc>> adapters_;
+};
+
+// A created device with its queue and sticky error state.
+class DawnDevice {
+ public:
+  DawnDevice(DawnInstance& inst, size_t adapter_index);  // throws RuntimeState on failure
+  ~DawnDevice();
+  DawnDevice(const DawnDevice&) = delete;
+  DawnDevice& operator=(const DawnDevice&) = delete;
+
+  const Procs& p() const { return inst_.procs(); }
+  DawnInstance& instance() const { return inst_; }
+  api::Device handle() const { return device_; }
+  api::Queue queue() const { return queue_; }
+  const AdapterDesc& desc() const { return inst_.desc(index_); }
+  const Features& features() const { return features_; }
+  const Limits& limits() const { return limits_; }
+  const std::vector<std::string>& toggles() const { return toggles_; }
+  bool validation() const { return validate_; }
+
+  // Raises the sticky error (device lost / uncaptured error) as a typed wgt::Error.
+  void check(const char* op);
+  // Error scope around creation calls: push, then pop returning "" or the error message.
+  void push_scope(api::ErrorFilter f) const;
+  std::string pop_scope(api::ErrorType* type = nullptr) const;
+
+ private:
+  static void on_lost(const api::Device*, api::DeviceLostReason, api::StringView, void*, void*);
+  static void on_error(const api::Device*, api::ErrorType, api::StringView, void*, void*);
+  DawnInstance& inst_;
+  size_t index_;
+  api::Device device_ = nullptr;
+  api::Queue queue_ = nullptr;
+  Features features_;
+  Limits limits_;
+  std::vector<std::string> toggles_;
+  bool validate_ = false;
+  bool destroying_ = false;
+  std::mutex err_mu_;
+  std::string sticky_;
+  ErrorKind sticky_kind_ = ErrorKind::RuntimeState;
+};
+
+std::string to_string(api::StringView s);
+
+}  // namespace wgt::webgpu

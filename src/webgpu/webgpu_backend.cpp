@@ -1,0 +1,389 @@
+// WebGPU backend: capability checks, kernel dispatch batching, pipelines, transfers.
+#include "webgpu/webgpu_backend.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#include "webgpu/buffer_pool.hpp"
+#include "webgpu/shader_registry.hpp"
+
+namespace wgt::webgpu {
+
+using namespace api;
+
+class Pipeline {
+ public:
+  ComputePipeline pipeline = nullptr;
+  BindGroupLayout layout = nullptr;
+  std::string key;
+};
+
+// The open batch: one command encoder with one compute pass, plus the params arena bytes.
+struct WebGPUBackend::Batch {
+  CommandEncoder encoder = nullptr;
+  ComputePassEncoder pass = nullptr;
+  std::vector<uint8_t> arena;  // params of this batch, slots aligned to the uniform alignment
+  uint32_t dispatches = 0;
+};
+
+namespace {
+
+constexpr size_t kArenaBytes = 256 * 1024;
+
+uint64_t env_u64(const char* name, uint64_t dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 10);
+  if (*end != '\0')
+    throw_error(ErrorKind::InvalidArgument, "webgpu", std::string(name) + "='" + v + "' is not an integer");
+  return x;
+}
+
+uint64_t new_domain() {
+  // Unique per backend instance and per process: a foreign buffer is never mistaken for ours.
+  static std::atomic<uint64_t> counter{0};
+  return (static_cast<uint64_t>(::getpid()) << 32) ^ 0x5747'0000ull ^ ++counter;
+}
+
+size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+Buffer create_buffer(const DawnDevice& d, Flags usage, uint64_t size, const char* what) {
+  BufferDescriptor desc;
+  desc.usage = usage;
+  desc.size = size;
+  d.push_scope(ErrorFilter::OutOfMemory);
+  Buffer b = d.p().DeviceCreateBuffer(d.handle(), &desc);
+  std::string err = d.pop_scope();
+  if (!b || !err.empty())
+    throw_error(ErrorKind::OutOfMemory, what, "could not create a " + std::to_string(size) + "-byte buffer: " + err);
+  return b;
+}
+
+}  // namespace
+
+WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index)
+    : dev_(std::make_unique<DawnDevice>(inst, adapter_index)), index_(device_index), domain_(new_domain()) {
+  pool_ = std::make_shared<BufferPool>(*dev_, domain_, env_u64("WGT_WEBGPU_POOL_LIMIT", 2ull << 30));
+  max_batch_ = static_cast<uint32_t>(std::max<uint64_t>(1, env_u64("WGT_WEBGPU_BATCH", 256)));
+  register_elementwise_kernels(registry_);
+  register_reduce_kernels(registry_);
+  register_matmul_kernels(registry_);
+  register_index_kernels(registry_);
+  arena_capacity_ = kArenaBytes;
+  arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
+  sync_src_ = create_buffer(*dev_, usage::CopySrc | usage::CopyDst, 4, "webgpu");
+  sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+}
+
+WebGPUBackend::~WebGPUBackend() {
+  try {
+    flush();
+  } catch (...) {
+    // A lost device cannot flush; the buffers are released below either way.
+  }
+  const Procs& p = dev_->p();
+  batch_.reset();
+  for (auto& [k, pl] : pipelines_) {
+    p.BindGroupLayoutRelease(pl->layout);
+    p.ComputePipelineRelease(pl->pipeline);
+  }
+  for (Buffer b : {arena_, staging_, sync_src_, sync_dst_})
+    if (b) p.BufferRelease(b);
+  pool_->detach();  // tensors that outlive the backend release their handles directly
+}
+
+// ---- capability ----
+
+Support WebGPUBackend::supports(const OpCall& call) const {
+  auto check_tensor = [&](const Tensor& t) -> Support {
+    if (!t.defined()) return Support::yes();
+    // Copy moves bits of any element size; every other kernel computes in WGSL types.
+    switch (call.kind == OpKind::Copy ? DType::F32 : t.dtype()) {
+      case DType::I64: case DType::F64: case DType::C64:
+        return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " has no WebGPU (WGSL) representation");
+      case DType::F16:
+        if (!features().shader_f16) return Support::no("f16 needs the shader-f16 feature, which " + name() + " lacks");
+        break;
+      default: break;
+    }
+    const uint64_t bytes = t.storage() ? t.storage()->nbytes() : t.nbytes();
+    if (std::max<uint64_t>(bytes, t.nbytes()) > limits().max_storage_buffer_binding_size)
+      return Support::no("tensor " + t.str() + " of " + std::to_string(bytes) +
+                         " bytes exceeds maxStorageBufferBindingSize (" +
+                         std::to_string(limits().max_storage_buffer_binding_size) + ")");
+    return Support::yes();
+  };
+  for (const auto& t : call.inputs)
+    if (Support s = check_tensor(t); !s.ok) return s;
+  for (const auto& t : call.outputs)
+    if (Support s = check_tensor(t); !s.ok) return s;
+  for (const auto& e : registry_.entries())
+    if (e.kind == call.kind) return e.check(*this, call);
+  return Support::no(std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
+}
+
+void WebGPUBackend::execute(OpCall& call) {
+  dev_->check(call.name.c_str());
+  for (const auto& e : registry_.entries())
+    if (e.kind == call.kind) {
+      if (Support s = e.check(*this, call); !s.ok)
+        throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
+      e.launch(*this, call);
+      return;
+    }
+  throw_error(ErrorKind::Unsupported, call.name, std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
+}
+
+// ---- memory ----
+
+std::shared_ptr<DeviceBuffer> WebGPUBackend::allocate(size_t nbytes) { return pool_->acquire(nbytes); }
+
+PoolStats WebGPUBackend::pool_stats() const {
+  return {pool_->allocated(), pool_->in_use(), pool_->pooled(), pool_->created(), pool_->reuses()};
+}
+
+void WebGPUBackend::release_pool() { pool_->clear(); }
+
+Buffer WebGPUBackend::raw(const DeviceBuffer& b, const char* op) const {
+  if (b.domain() != domain_)
+    throw_error(ErrorKind::RuntimeState, op,
+                "buffer belongs to another device/runtime (domain mismatch); move the tensor with .to(device)");
+  return static_cast<const WebGPUBuffer&>(b).handle();
+}
+
+void WebGPUBackend::write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) {
+  Buffer buf = raw(dst, "write");
+  if (offset + nbytes > dst.nbytes() || offset + nbytes < offset)
+    throw_error(ErrorKind::OutOfRange, "write", "range [" + std::to_string(offset) + ", +" + std::to_string(nbytes) +
+                                                    ") exceeds the " + std::to_string(dst.nbytes()) + "-byte buffer");
+  if (nbytes == 0) return;
+  // Queue writes run before the batch still being recorded: submit it first so a recorded
+  // kernel never sees data written "after" it.
+  if (batch_ && batch_->dispatches) flush();
+  const size_t begin = offset & ~size_t{3};
+  const size_t end = round_up(offset + nbytes, 4);
+  if (begin == offset && (end == offset + nbytes || offset + nbytes == dst.nbytes())) {
+    const size_t main = nbytes & ~size_t{3};
+    if (main) dev_->p().QueueWriteBuffer(dev_->queue(), buf, offset, src, main);
+    if (main != nbytes) {
+      uint8_t tail[4] = {0, 0, 0, 0};  // bytes past nbytes() are padding
+      std::memcpy(tail, static_cast<const uint8_t*>(src) + main, nbytes - main);
+      dev_->p().QueueWriteBuffer(dev_->queue(), buf, offset + main, tail, 4);
+    }
+    return;
+  }
+  // Unaligned edges: read the boundary words, merge, write whole words (rare: views of u8/f16).
+  std::vector<uint8_t> tmp(end - begin);
+  const size_t avail = std::min(end, static_cast<const WebGPUBuffer&>(dst).capacity()) - begin;
+  read(dst, begin, tmp.data(), std::min(avail, dst.nbytes() - begin));
+  std::memcpy(tmp.data() + (offset - begin), src, nbytes);
+  dev_->p().QueueWriteBuffer(dev_->queue(), buf, begin, tmp.data(), tmp.size());
+}
+
+void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) {
+  Buffer buf = raw(src, "read");
+  if (offset + nbytes > src.nbytes() || offset + nbytes < offset)
+    throw_error(ErrorKind::OutOfRange, "read", "range [" + std::to_string(offset) + ", +" + std::to_string(nbytes) +
+                                                   ") exceeds the " + std::to_string(src.nbytes()) + "-byte buffer");
+  flush();
+  dev_->check("read");
+  if (nbytes == 0) return;
+  const size_t begin = offset & ~size_t{3};
+  const size_t size = round_up(offset + nbytes, 4) - begin;
+  if (size > staging_size_) {
+    if (staging_) dev_->p().BufferRelease(staging_);
+    staging_ = nullptr;
+    staging_size_ = round_up(size, 1 << 16);
+    staging_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, staging_size_, "read");
+  }
+  const Procs& p = dev_->p();
+  CommandEncoderDescriptor ed;
+  CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
+  p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging_, 0, size);
+  CommandBufferDescriptor cd;
+  CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
+  p.QueueSubmit(dev_->queue(), 1, &cb);
+  p.CommandBufferRelease(cb);
+  p.CommandEncoderRelease(enc);
+  ++stats_.submits;
+  struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
+  BufferMapCallbackInfo mi;
+  mi.callback = [](MapAsyncStatus st, StringView m, void* u1, void*) {
+    static_cast<R*>(u1)->st = st;
+    static_cast<R*>(u1)->msg = to_string(m);
+  };
+  mi.userdata1 = &r;
+  ++stats_.host_waits;
+  dev_->instance().wait(p.BufferMapAsync(staging_, map_mode::Read, 0, size, mi), "read");
+  dev_->check("read");
+  if (r.st != MapAsyncStatus::Success)
+    throw_error(ErrorKind::RuntimeState, "read", "mapping the staging buffer failed: " + r.msg);
+  const void* mapped = p.BufferGetConstMappedRange(staging_, 0, size);
+  if (!mapped) {
+    p.BufferUnmap(staging_);
+    throw_error(ErrorKind::RuntimeState, "read", "wgpuBufferGetConstMappedRange returned null");
+  }
+  std::memcpy(dst, static_cast<const uint8_t*>(mapped) + (offset - begin), nbytes);
+  p.BufferUnmap(staging_);
+}
+
+void WebGPUBackend::wait_idle(const char* op) {
+  // Queue work completes in order: once this tiny copy is mappable, everything before it ran.
+  const Procs& p = dev_->p();
+  CommandEncoderDescriptor ed;
+  CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
+  p.CommandEncoderCopyBufferToBuffer(enc, sync_src_, 0, sync_dst_, 0, 4);
+  CommandBufferDescriptor cd;
+  CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
+  p.QueueSubmit(dev_->queue(), 1, &cb);
+  p.CommandBufferRelease(cb);
+  p.CommandEncoderRelease(enc);
+  BufferMapCallbackInfo mi;
+  mi.callback = [](MapAsyncStatus, StringView, void*, void*) {};
+  ++stats_.host_waits;
+  dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+  p.BufferUnmap(sync_dst_);
+}
+
+void WebGPUBackend::synchronize() {
+  flush();
+  dev_->check("synchronize");
+  wait_idle("synchronize");
+  dev_->p().InstanceProcessEvents(dev_->instance().handle());
+  dev_->check("synchronize");
+}
+
+// ---- pipelines ----
+
+const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
+  const std::string key = variant.key();
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+  const std::string src = expand_shader(variant.shader, variant.defines);
+  const Procs& p = dev_->p();
+  ShaderSourceWGSL wgsl;
+  wgsl.code = {src.data(), src.size()};
+  ShaderModuleDescriptor md;
+  md.next = &wgsl.chain;
+  md.label = {variant.shader.c_str(), kStrlen};
+  // Error scopes (not the sticky state): a bad shader is the caller's typed error.
+  dev_->push_scope(ErrorFilter::Internal);
+  dev_->push_scope(ErrorFilter::Validation);
+  ShaderModule mod = p.DeviceCreateShaderModule(dev_->handle(), &md);
+  ComputePipelineDescriptor pd;
+  pd.label = md.label;
+  pd.compute.module = mod;
+  pd.compute.entry_point = {"main", kStrlen};
+  ComputePipeline pl = mod ? p.DeviceCreateComputePipeline(dev_->handle(), &pd) : nullptr;
+  std::string err = dev_->pop_scope();
+  std::string ierr = dev_->pop_scope();
+  if (mod) p.ShaderModuleRelease(mod);
+  if (err.empty()) err = ierr;
+  if (!pl || !err.empty()) {
+    if (pl) p.ComputePipelineRelease(pl);
+    throw_error(ErrorKind::RuntimeState, "webgpu: compile " + variant.shader,
+                "WGSL shader '" + key + "' failed to compile: " + (err.empty() ? "no pipeline returned" : err));
+  }
+  auto out = std::make_unique<Pipeline>();
+  out->pipeline = pl;
+  out->layout = p.ComputePipelineGetBindGroupLayout(pl, 0);
+  out->key = key;
+  ++stats_.pipelines;
+  return pipelines_.emplace(key, std::move(out)).first->second.get();
+}
+
+// ---- batching ----
+
+void WebGPUBackend::begin_batch() {
+  const Procs& p = dev_->p();
+  batch_ = std::make_unique<Batch>();
+  CommandEncoderDescriptor ed;
+  batch_->encoder = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
+  ComputePassDescriptor cd;
+  batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
+  batch_->arena.reserve(arena_capacity_);
+}
+
+void WebGPUBackend::dispatch(const Dispatch& d) {
+  if (!d.pipeline) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "null pipeline");
+  if (d.args.size() > limits().max_storage_buffers_per_shader_stage)
+    throw_error(ErrorKind::Unsupported, "webgpu::dispatch",
+                std::to_string(d.args.size()) + " storage bindings exceed the adapter limit");
+  const uint32_t maxg = limits().max_compute_workgroups_per_dimension;
+  if (d.groups_x > maxg || d.groups_y > maxg || d.groups_z > maxg)
+    throw_error(ErrorKind::Unsupported, "webgpu::dispatch", "workgroup count above maxComputeWorkgroupsPerDimension; use grid()");
+  if (d.groups_x == 0 || d.groups_y == 0 || d.groups_z == 0) return;  // nothing to run
+  const size_t align = std::max<size_t>(256, limits().min_uniform_buffer_offset_alignment);
+  const size_t psize = round_up(d.params_size, 16);
+  if (psize > 65536) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "params struct above 64 KiB");
+  if (batch_ && round_up(batch_->arena.size(), align) + psize > arena_capacity_) flush();
+  if (!batch_) begin_batch();
+  const Procs& p = dev_->p();
+
+  std::vector<BindGroupEntry> entries(d.args.size() + (d.params_size ? 1 : 0));
+  for (size_t i = 0; i < d.args.size(); ++i) {
+    const auto* wb = static_cast<const WebGPUBuffer*>(d.args[i].buffer);
+    if (!wb) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "argument " + std::to_string(i) + " has no buffer");
+    raw(*wb, "webgpu::dispatch");  // domain check
+    entries[i].binding = static_cast<uint32_t>(i);
+    entries[i].buffer = wb->handle();
+    entries[i].size = wb->bound_size();
+  }
+  if (d.params_size) {
+    auto& a = batch_->arena;
+    const size_t slot = round_up(a.size(), align);
+    a.resize(slot + psize, 0);
+    std::memcpy(a.data() + slot, d.params, d.params_size);
+    auto& e = entries.back();
+    e.binding = static_cast<uint32_t>(d.args.size());
+    e.buffer = arena_;
+    e.offset = slot;
+    e.size = psize;
+  }
+  BindGroupDescriptor bd;
+  bd.layout = d.pipeline->layout;
+  bd.entry_count = entries.size();
+  bd.entries = entries.data();
+  BindGroup bg = p.DeviceCreateBindGroup(dev_->handle(), &bd);
+  p.ComputePassEncoderSetPipeline(batch_->pass, d.pipeline->pipeline);
+  p.ComputePassEncoderSetBindGroup(batch_->pass, 0, bg, 0, nullptr);
+  p.ComputePassEncoderDispatchWorkgroups(batch_->pass, d.groups_x, d.groups_y, d.groups_z);
+  p.BindGroupRelease(bg);  // the encoder keeps its own reference
+  ++stats_.dispatches;
+  if (++batch_->dispatches >= max_batch_) flush();
+}
+
+void WebGPUBackend::flush() {
+  if (!batch_) return;
+  std::unique_ptr<Batch> b = std::move(batch_);
+  const Procs& p = dev_->p();
+  p.ComputePassEncoderEnd(b->pass);
+  p.ComputePassEncoderRelease(b->pass);
+  CommandBufferDescriptor cd;
+  CommandBuffer cb = p.CommandEncoderFinish(b->encoder, &cd);
+  // The arena is written once per batch; queue order puts it before this submission.
+  if (!b->arena.empty())
+    p.QueueWriteBuffer(dev_->queue(), arena_, 0, b->arena.data(), round_up(b->arena.size(), 4));
+  p.QueueSubmit(dev_->queue(), 1, &cb);
+  p.CommandBufferRelease(cb);
+  p.CommandEncoderRelease(b->encoder);
+  ++batch_serial_;
+  ++stats_.submits;
+}
+
+// ---- helpers for kernels ----
+
+Tensor WebGPUBackend::compact(const Tensor& t) {
+  if (t.is_contiguous() && t.offset() == 0) return t;
+  auto st = std::make_shared<Storage>(t.nbytes(), device());
+  st->set_buffer(allocate(t.nbytes()));
+  Tensor out(std::move(st), t.shape(), contiguous_strides(t.shape()), 0, t.dtype());
+  OpCall call{OpKind::Copy, "contiguous", {t}, {out}, {}};
+  execute(call);
+  return out;
+}
+
+}  // namespace wgt::webgpu

@@ -1,0 +1,89 @@
+// The WebGPU device backend: wgt::DeviceBackend for the runtime and webgpu::Context for the
+// kernel launchers. Owns the buffer pool, the pipeline cache and the dispatch batch.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "webgpu/context.hpp"
+#include "webgpu/device.hpp"
+
+namespace wgt::webgpu {
+
+struct PoolStats {
+  uint64_t bytes_allocated = 0;  // all live device buffers (in use + pooled)
+  uint64_t bytes_in_use = 0;     // held by tensors
+  uint64_t bytes_pooled = 0;     // free, kept for reuse
+  uint64_t buffers_created = 0;  // wgpuDeviceCreateBuffer calls
+  uint64_t reuses = 0;           // allocations served from the pool
+};
+
+struct BatchStats {
+  uint64_t dispatches = 0;
+  uint64_t submits = 0;
+  uint64_t host_waits = 0;
+  uint64_t pipelines = 0;
+};
+
+class BufferPool;
+
+class WebGPUBackend final : public DeviceBackend, public Context {
+ public:
+  WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index);
+  ~WebGPUBackend() override;
+
+  // ---- wgt::DeviceBackend ----
+  std::string name() const override { return "webgpu:" + std::to_string(index_); }
+  wgt::Device device() const override { return wgt::Device::webgpu(index_); }
+  Support supports(const OpCall& call) const override;
+  void execute(OpCall& call) override;
+  std::shared_ptr<DeviceBuffer> allocate(size_t nbytes) override;
+  void write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) override;
+  void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) override;
+  void synchronize() override;
+  uint64_t domain() const override { return domain_; }
+
+  // ---- webgpu::Context ----
+  const Features& features() const override { return dev_->features(); }
+  const Limits& limits() const override { return dev_->limits(); }
+  uint32_t subgroup_size() const override { return dev_->desc().subgroup_max; }
+  const Pipeline* pipeline(const ShaderVariant& variant) override;
+  void dispatch(const Dispatch& d) override;
+  void flush() override;
+  Tensor compact(const Tensor& t) override;
+  uint64_t buffer_domain() const override { return domain_; }
+
+  // ---- introspection ----
+  const DawnDevice& dawn() const { return *dev_; }
+  PoolStats pool_stats() const;
+  const BatchStats& batch_stats() const { return stats_; }
+  void release_pool();  // frees every pooled (unused) buffer
+  uint32_t max_batch() const { return max_batch_; }
+  void set_max_batch(uint32_t n) { max_batch_ = n ? n : 1; }
+
+ private:
+  struct Batch;
+  void begin_batch();
+  void wait_idle(const char* op);
+  api::Buffer raw(const DeviceBuffer& b, const char* op) const;
+
+  std::unique_ptr<DawnDevice> dev_;
+  int index_;
+  uint64_t domain_;
+  std::shared_ptr<BufferPool> pool_;
+  KernelRegistry registry_;
+  std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::unique_ptr<Batch> batch_;
+  uint64_t batch_serial_ = 1;
+  uint32_t max_batch_ = 256;
+  BatchStats stats_;
+  api::Buffer arena_ = nullptr;
+  size_t arena_capacity_ = 0;
+  api::Buffer staging_ = nullptr;
+  size_t staging_size_ = 0;
+  api::Buffer sync_src_ = nullptr, sync_dst_ = nullptr;
+};
+
+}  // namespace wgt::webgpu

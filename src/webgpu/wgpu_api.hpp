@@ -1,0 +1,347 @@
+// Minimal declarations of the WebGPU C API subset wgtensor uses, written from the ABI facts
+// of the public webgpu.h standard as implemented by the Dawn build we load at run time
+// (bun-webgpu-linux-x64 0.1.7, a 2025 Dawn: WGPUStringView strings, callback-info structs
+// with two userdata pointers, WGPUInstanceCapabilities, WGPULimits with maxImmediateSize).
+// Only what we call is declared; every struct we pass has its size asserted. Layouts that
+// differ between Dawn revisions (adapter info, limits) are verified at run time by the probe
+// test (tests/webgpu/test_runtime.cpp) against known lavapipe values.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace wgt::webgpu::api {
+
+// ---- handles (opaque pointers) ----
+using Instance = struct InstanceImpl*;
+using Adapter = struct AdapterImpl*;
+using Device = struct DeviceImpl*;
+using Queue = struct QueueImpl*;
+using Buffer = struct BufferImpl*;
+using ShaderModule = struct ShaderModuleImpl*;
+using ComputePipeline = struct ComputePipelineImpl*;
+using BindGroupLayout = struct BindGroupLayoutImpl*;
+using BindGroup = struct BindGroupImpl*;
+using PipelineLayout = struct PipelineLayoutImpl*;
+using CommandEncoder = struct CommandEncoderImpl*;
+using CommandBuffer = struct CommandBufferImpl*;
+using ComputePassEncoder = struct ComputePassEncoderImpl*;
+
+using Bool = uint32_t;
+using Flags = uint64_t;
+constexpr size_t kStrlen = SIZE_MAX;       // WGPU_STRLEN: data is NUL-terminated
+constexpr uint64_t kWholeSize = UINT64_MAX;  // WGPU_WHOLE_SIZE
+
+struct StringView {
+  const char* data = nullptr;
+  size_t length = kStrlen;
+};
+static_assert(sizeof(StringView) == 16);
+
+// ---- enums (values of this Dawn build) ----
+enum class SType : uint32_t { ShaderSourceWGSL = 0x00000002, DawnTogglesDescriptor = 0x0005000A };
+enum class CallbackMode : uint32_t { WaitAnyOnly = 1, AllowProcessEvents = 2, AllowSpontaneous = 3 };
+enum class WaitStatus : uint32_t { Success = 1, TimedOut = 2 };  // anything else: error
+enum class Status : uint32_t { Success = 1, Error = 2 };
+enum class RequestStatus : uint32_t { Success = 1 };  // adapter/device requests; else failure
+enum class PowerPreference : uint32_t { Undefined = 0, LowPower = 1, HighPerformance = 2 };
+enum class FeatureLevel : uint32_t { Undefined = 0, Compatibility = 1, Core = 2 };
+enum class BackendType : uint32_t {
+  Undefined = 0, Null = 1, WebGPU = 2, D3D11 = 3, D3D12 = 4, Metal = 5, Vulkan = 6, OpenGL = 7, OpenGLES = 8
+};
+enum class AdapterType : uint32_t { DiscreteGPU = 1, IntegratedGPU = 2, CPU = 3, Unknown = 4 };
+enum class ErrorFilter : uint32_t { Validation = 1, OutOfMemory = 2, Internal = 3 };
+enum class ErrorType : uint32_t { NoError = 1, Validation = 2, OutOfMemory = 3, Internal = 4, Unknown = 5 };
+enum class DeviceLostReason : uint32_t { Unknown = 1, Destroyed = 2, CallbackCancelled = 3, FailedCreation = 4 };
+enum class MapAsyncStatus : uint32_t { Success = 1, CallbackCancelled = 2, Error = 3, Aborted = 4 };
+enum class PopErrorScopeStatus : uint32_t { Success = 1 };
+
+// Standard feature values of this build (DepthClipControl = 1 numbering; verified by the
+// probe: lavapipe reports 3, 0xA and 0x11 among its features and `enable f16;` compiles).
+namespace feature {
+constexpr uint32_t TimestampQuery = 0x03;
+constexpr uint32_t ShaderF16 = 0x0A;
+constexpr uint32_t Subgroups = 0x11;
+}  // namespace feature
+
+namespace usage {
+constexpr Flags MapRead = 0x1, MapWrite = 0x2, CopySrc = 0x4, CopyDst = 0x8, Uniform = 0x40, Storage = 0x80;
+}
+namespace map_mode {
+constexpr Flags Read = 0x1, Write = 0x2;
+}
+
+// ---- structs ----
+struct ChainedStruct {
+  const ChainedStruct* next = nullptr;
+  SType stype{};
+};
+static_assert(sizeof(ChainedStruct) == 16);
+
+struct Future {
+  uint64_t id = 0;
+};
+struct FutureWaitInfo {
+  Future future;
+  Bool completed = 0;
+};
+static_assert(sizeof(FutureWaitInfo) == 16);
+
+struct DawnTogglesDescriptor {
+  ChainedStruct chain{nullptr, SType::DawnTogglesDescriptor};
+  size_t enabled_count = 0;
+  const char* const* enabled = nullptr;
+  size_t disabled_count = 0;
+  const char* const* disabled = nullptr;
+};
+static_assert(sizeof(DawnTogglesDescriptor) == 48);
+
+struct InstanceCapabilities {
+  void* next = nullptr;
+  Bool timed_wait_any_enable = 0;
+  size_t timed_wait_any_max_count = 0;
+};
+struct InstanceDescriptor {
+  const ChainedStruct* next = nullptr;
+  InstanceCapabilities capabilities;
+};
+static_assert(sizeof(InstanceDescriptor) == 32);
+
+struct RequestAdapterOptions {
+  const ChainedStruct* next = nullptr;
+  FeatureLevel feature_level = FeatureLevel::Core;
+  PowerPreference power_preference = PowerPreference::Undefined;
+  Bool force_fallback_adapter = 0;
+  BackendType backend_type = BackendType::Undefined;
+  void* compatible_surface = nullptr;
+};
+static_assert(sizeof(RequestAdapterOptions) == 32);
+
+using RequestAdapterCallback = void (*)(uint32_t status, Adapter adapter, StringView message, void* u1, void* u2);
+struct RequestAdapterCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::WaitAnyOnly;
+  RequestAdapterCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+static_assert(sizeof(RequestAdapterCallbackInfo) == 40);
+
+struct AdapterInfo {
+  void* next = nullptr;
+  StringView vendor, architecture, device, description;
+  BackendType backend_type{};
+  AdapterType adapter_type{};
+  uint32_t vendor_id = 0, device_id = 0;
+  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
+};
+static_assert(sizeof(AdapterInfo) == 96);
+
+// WGPULimits of this build (members of the standard order, then Dawn's later additions).
+struct Limits {
+  void* next = nullptr;
+  uint32_t max_texture_dimension_1d, max_texture_dimension_2d, max_texture_dimension_3d, max_texture_array_layers;
+  uint32_t max_bind_groups, max_bind_groups_plus_vertex_buffers, max_bindings_per_bind_group;
+  uint32_t max_dynamic_uniform_buffers_per_pipeline_layout, max_dynamic_storage_buffers_per_pipeline_layout;
+  uint32_t max_sampled_textures_per_shader_stage, max_samplers_per_shader_stage;
+  uint32_t max_storage_buffers_per_shader_stage, max_storage_textures_per_shader_stage;
+  uint32_t max_uniform_buffers_per_shader_stage;
+  uint64_t max_uniform_buffer_binding_size, max_storage_buffer_binding_size;
+  uint32_t min_uniform_buffer_offset_alignment, min_storage_buffer_offset_alignment;
+  uint32_t max_vertex_buffers;
+  uint64_t max_buffer_size;
+  uint32_t max_vertex_attributes, max_vertex_buffer_array_stride, max_inter_stage_shader_variables;
+  uint32_t max_color_attachments, max_color_attachment_bytes_per_sample;
+  uint32_t max_compute_workgroup_storage_size, max_compute_invocations_per_workgroup;
+  uint32_t max_compute_workgroup_size_x, max_compute_workgroup_size_y, max_compute_workgroup_size_z;
+  uint32_t max_compute_workgroups_per_dimension;
+  uint32_t max_immediate_size;
+  uint32_t max_storage_buffers_in_vertex_stage, max_storage_textures_in_vertex_stage;
+  uint32_t max_storage_buffers_in_fragment_stage, max_storage_textures_in_fragment_stage;
+};
+static_assert(sizeof(Limits) == 168);
+static_assert(offsetof(Limits, max_storage_buffer_binding_size) == 72);
+static_assert(offsetof(Limits, max_buffer_size) == 96);
+
+struct SupportedFeatures {
+  size_t count = 0;
+  const uint32_t* features = nullptr;
+};
+
+struct QueueDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+};
+using DeviceLostCallback = void (*)(const Device* device, DeviceLostReason reason, StringView message, void* u1, void* u2);
+struct DeviceLostCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::AllowSpontaneous;
+  DeviceLostCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+using UncapturedErrorCallback = void (*)(const Device* device, ErrorType type, StringView message, void* u1, void* u2);
+struct UncapturedErrorCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  UncapturedErrorCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+struct DeviceDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  size_t required_feature_count = 0;
+  const uint32_t* required_features = nullptr;
+  const Limits* required_limits = nullptr;
+  QueueDescriptor default_queue;
+  DeviceLostCallbackInfo device_lost;
+  UncapturedErrorCallbackInfo uncaptured_error;
+};
+static_assert(sizeof(DeviceDescriptor) == 144);
+
+using RequestDeviceCallback = void (*)(uint32_t status, Device device, StringView message, void* u1, void* u2);
+struct RequestDeviceCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::WaitAnyOnly;
+  RequestDeviceCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+
+struct BufferDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  Flags usage = 0;
+  uint64_t size = 0;
+  Bool mapped_at_creation = 0;
+};
+static_assert(sizeof(BufferDescriptor) == 48);
+
+struct ShaderSourceWGSL {
+  ChainedStruct chain{nullptr, SType::ShaderSourceWGSL};
+  StringView code;
+};
+struct ShaderModuleDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+};
+
+struct ComputeState {
+  const ChainedStruct* next = nullptr;
+  ShaderModule module = nullptr;
+  StringView entry_point;
+  size_t constant_count = 0;
+  const void* constants = nullptr;
+};
+struct ComputePipelineDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  PipelineLayout layout = nullptr;  // null = automatic layout
+  ComputeState compute;
+};
+static_assert(sizeof(ComputePipelineDescriptor) == 80);
+
+struct BindGroupEntry {
+  const ChainedStruct* next = nullptr;
+  uint32_t binding = 0;
+  Buffer buffer = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = kWholeSize;
+  void* sampler = nullptr;
+  void* texture_view = nullptr;
+};
+static_assert(sizeof(BindGroupEntry) == 56);
+struct BindGroupDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  BindGroupLayout layout = nullptr;
+  size_t entry_count = 0;
+  const BindGroupEntry* entries = nullptr;
+};
+static_assert(sizeof(BindGroupDescriptor) == 48);
+
+struct CommandEncoderDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+};
+struct ComputePassDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  const void* timestamp_writes = nullptr;
+};
+struct CommandBufferDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+};
+
+using BufferMapCallback = void (*)(MapAsyncStatus status, StringView message, void* u1, void* u2);
+struct BufferMapCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::WaitAnyOnly;
+  BufferMapCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+static_assert(sizeof(BufferMapCallbackInfo) == 40);
+
+using PopErrorScopeCallback = void (*)(uint32_t status, ErrorType type, StringView message, void* u1, void* u2);
+struct PopErrorScopeCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::WaitAnyOnly;
+  PopErrorScopeCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+
+// ---- entry points: X(name, return, params) ----
+#define WGT_WGPU_PROCS(X)                                                                                      \
+  X(CreateInstance, Instance, (const InstanceDescriptor*))                                                  \
+  X(InstanceRequestAdapter, Future, (Instance, const RequestAdapterOptions*, RequestAdapterCallbackInfo))    \
+  X(InstanceWaitAny, uint32_t, (Instance, size_t, FutureWaitInfo*, uint64_t))                                \
+  X(InstanceProcessEvents, void, (Instance))                                                                 \
+  X(InstanceRelease, void, (Instance))                                                                       \
+  X(AdapterGetInfo, Status, (Adapter, AdapterInfo*))                                                         \
+  X(AdapterInfoFreeMembers, void, (AdapterInfo))                                                             \
+  X(AdapterGetLimits, Status, (Adapter, Limits*))                                                            \
+  X(AdapterGetFeatures, void, (Adapter, SupportedFeatures*))                                                 \
+  X(AdapterHasFeature, Bool, (Adapter, uint32_t))                                                            \
+  X(SupportedFeaturesFreeMembers, void, (SupportedFeatures))                                                 \
+  X(AdapterRequestDevice, Future, (Adapter, const DeviceDescriptor*, RequestDeviceCallbackInfo))             \
+  X(AdapterRelease, void, (Adapter))                                                                         \
+  X(DeviceGetQueue, Queue, (Device))                                                                         \
+  X(DeviceGetLimits, Status, (Device, Limits*))                                                              \
+  X(DeviceHasFeature, Bool, (Device, uint32_t))                                                              \
+  X(DeviceCreateBuffer, Buffer, (Device, const BufferDescriptor*))                                           \
+  X(DeviceCreateShaderModule, ShaderModule, (Device, const ShaderModuleDescriptor*))                         \
+  X(DeviceCreateComputePipeline, ComputePipeline, (Device, const ComputePipelineDescriptor*))                \
+  X(DeviceCreateBindGroup, BindGroup, (Device, const BindGroupDescriptor*))                                  \
+  X(DeviceCreateCommandEncoder, CommandEncoder, (Device, const CommandEncoderDescriptor*))                   \
+  X(DevicePushErrorScope, void, (Device, ErrorFilter))                                                       \
+  X(DevicePopErrorScope, Future, (Device, PopErrorScopeCallbackInfo))                                        \
+  X(DeviceTick, void, (Device))                                                                              \
+  X(DeviceDestroy, void, (Device))                                                                           \
+  X(DeviceRelease, void, (Device))                                                                           \
+  X(QueueSubmit, void, (Queue, size_t, const CommandBuffer*))                                                \
+  X(QueueWriteBuffer, void, (Queue, Buffer, uint64_t, const void*, size_t))                                  \
+  X(QueueRelease, void, (Queue))                                                                             \
+  X(BufferMapAsync, Future, (Buffer, Flags, size_t, size_t, BufferMapCallbackInfo))                          \
+  X(BufferGetConstMappedRange, const void*, (Buffer, size_t, size_t))                                        \
+  X(BufferUnmap, void, (Buffer))                                                                             \
+  X(BufferDestroy, void, (Buffer))                                                                           \
+  X(BufferRelease, void, (Buffer))                                                                           \
+  X(ShaderModuleRelease, void, (ShaderModule))                                                               \
+  X(ComputePipelineGetBindGroupLayout, BindGroupLayout, (ComputePipeline, uint32_t))                         \
+  X(ComputePipelineRelease, void, (ComputePipeline))                                                         \
+  X(BindGroupLayoutRelease, void, (BindGroupLayout))                                                         \
+  X(BindGroupRelease, void, (BindGroup))                                                                     \
+  X(CommandEncoderBeginComputePass, ComputePassEncoder, (CommandEncoder, const ComputePassDescriptor*))      \
+  X(CommandEncoderCopyBufferToBuffer, void, (CommandEncoder, Buffer, uint64_t, Buffer, uint64_t, uint64_t))  \
+  X(CommandEncoderFinish, CommandBuffer, (CommandEncoder, const CommandBufferDescriptor*))                   \
+  X(CommandEncoderRelease, void, (CommandEncoder))                                                           \
+  X(CommandBufferRelease, void, (CommandBuffer))                                                             \
+  X(ComputePassEncoderSetPipeline, void, (ComputePassEncoder, ComputePipeline))                              \
+  X(ComputePassEncoderSetBindGroup, void, (ComputePassEncoder, uint32_t, BindGroup, size_t, const uint32_t*)) \
+  X(ComputePassEncoderDispatchWorkgroups, void, (ComputePassEncoder, uint32_t, uint32_t, uint32_t))          \
+  X(ComputePassEncoderEnd, void, (ComputePassEncoder))                                                       \
+  X(ComputePassEncoderRelease, void, (ComputePassEncoder))
+
+}  // namespace wgt::webgpu::api
