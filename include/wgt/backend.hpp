@@ -13,6 +13,8 @@ namespace wgt {
 enum class OpKind : uint8_t {
   Unary, Binary, Where, Cast, Fill, Arange, RandUniform, RandNormal, Reduce, MatMul,
   Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
+  // quantized (branch quant)
+  QMatMul,  // inputs {x f32 [M, K], packed weight bytes u8}; attrs.qtype; output f32 [M, N]
 };
 const char* op_kind_name(OpKind);
 
@@ -30,6 +32,7 @@ struct OpAttrs {
   uint64_t seed = 0;          // rand
   bool has_weight = false;    // norms: inputs[1] is weight
   bool has_bias = false;      // LayerNorm: inputs[2] (or [1] without weight) is bias
+  uint8_t qtype = 0;          // quantized ops: a wgt::QType value (wgt/quant.hpp)
 };
 
 // One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,

@@ -23,6 +23,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::Copy: return "copy";
     case OpKind::IndexSelect: return "index_select";
     case OpKind::Gather: return "gather";
+    case OpKind::QMatMul: return "qmatmul";
   }
   return "?";
 }

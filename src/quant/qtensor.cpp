@@ -9,6 +9,7 @@
 #include "quant/kernels.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/quant.hpp"
+#include "wgt/runtime.hpp"
 
 namespace wgt {
 namespace {
@@ -136,33 +137,56 @@ Tensor dequantize(const QTensor& w) {
   return out;
 }
 
-Tensor qmatmul_t(const Tensor& x_in, const QTensor& w) {
+Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
   const char* op = "qmatmul_t";
-  require_defined_q(w, op);
+  require_defined_q(w_in, op);
   if (!x_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
   if (x_in.dim() < 1) throw_error(ErrorKind::RankMismatch, op, "x must have rank >= 1, got " + x_in.str());
   if (!is_floating(x_in.dtype()))
     throw_error(ErrorKind::DTypeMismatch, op,
                 std::string("x must be floating, got ") + dtype_name(x_in.dtype()) + "; cast() it first");
-  require_cpu(x_in.device(), op, "x");
-  require_cpu(w.device(), op, "the quantized weight");
-  const int64_t K = x_in.size(-1);
-  if (K != w.cols())
+  const int64_t K = x_in.size(-1), N = w_in.rows();
+  if (K != w_in.cols())
     throw_error(ErrorKind::ShapeMismatch, op,
-                "x " + shape_str(x_in.shape()) + " has K = " + std::to_string(K) + " but the weight " + w.str() +
-                    " has " + std::to_string(w.cols()) + " columns; x's last dim must equal the weight's cols");
+                "x " + shape_str(x_in.shape()) + " has K = " + std::to_string(K) + " but the weight " + w_in.str() +
+                    " has " + std::to_string(w_in.cols()) + " columns; x's last dim must equal the weight's cols");
   Shape out_shape(x_in.shape().begin(), x_in.shape().end() - 1);
-  out_shape.push_back(w.rows());
-  Tensor out = Tensor::empty(out_shape, DType::F32);
-  const int64_t M = K > 0 ? x_in.numel() / K : checked_numel(Shape(x_in.shape().begin(), x_in.shape().end() - 1), op);
-  if (out.numel() == 0) return out;
-  if (K == 0) {  // empty reduction: y = 0
-    std::memset(out.data_ptr(), 0, out.nbytes());
-    return out;
+  const int64_t M = checked_numel(out_shape, op);
+  out_shape.push_back(N);
+  const bool on_gpu = x_in.device().is_webgpu() || w_in.device().is_webgpu();
+  if (on_gpu && x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
+    throw_error(ErrorKind::InvalidArgument, op,
+                "x lives on " + x_in.device().str() + " but the weight on " + w_in.device().str() +
+                    "; move them to one device first");
+  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && M > 0 && N > 0 && K > 0) {
+    // WebGPU kernel through the runtime (counted in the stats). The runtime's CPU fallback
+    // has no quantized kernel (the CPU path below is direct), so an unsupported case is
+    // reported here instead of failing inside the fallback.
+    const Device dev = x_in.device().is_webgpu() ? x_in.device() : w_in.device();
+    Tensor x2 = x_in.reshape({M, K});
+    if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
+    OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  w_in.str() + " on " + gpu.name() + ": " + s.reason +
+                      "; move x and the weight to the CPU (.cpu(), QTensor::to) to use the CPU kernels");
+    return Runtime::get().run1(call, {{M, N}, DType::F32}, dev).reshape(out_shape);
   }
-  const Tensor x = as_f32_contiguous(x_in);
-  quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), w.rows(), out.data<float>());
-  return out;
+  // CPU path (also for device inputs under the cpu-only policy: copied to the host).
+  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
+  Tensor out = Tensor::empty(out_shape, DType::F32);
+  if (out.numel() > 0) {
+    if (K == 0) {  // empty reduction: y = 0
+      std::memset(out.data_ptr(), 0, out.nbytes());
+    } else {
+      const Tensor x = as_f32_contiguous(x_in.device().is_cpu() ? x_in : x_in.cpu());
+      quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
+    }
+  }
+  return x_in.device().is_cpu() ? out : out.to(x_in.device());
 }
 
 Tensor get_rows(const QTensor& table, const Tensor& ids) {

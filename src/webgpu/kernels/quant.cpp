@@ -1,0 +1,79 @@
+// Launcher of the quantized matmul y = x W^T on WebGPU (OpKind::QMatMul; shaders
+// q8_0_matvec / q4_k_matvec over q_common). The weight stays packed in its device buffer;
+// the block constants are injected from src/quant/blocks.hpp, never retyped.
+#include <algorithm>
+#include <string>
+
+#include "quant/blocks.hpp"
+#include "webgpu/context.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+// Mirrors `struct Params` of shaders/q_common.wgsl.
+struct QParams {
+  uint32_t m, n, k, row_bytes;
+};
+static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout");
+
+const char* shader_for(QType t) {
+  switch (t) {
+    case QType::Q8_0: return "q8_0_matvec";
+    case QType::Q4_K: return "q4_k_matvec";
+    default: return nullptr;
+  }
+}
+
+Support check_qmatmul(const Context& ctx, const OpCall& c) {
+  if (c.inputs.size() != 2) return Support::no("qmatmul expects 2 inputs and 1 output");
+  if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
+  const QType t = static_cast<QType>(c.attrs.qtype);
+  if (!shader_for(t)) return Support::no(std::string("no WebGPU kernel for ") + qtype_name(t) + " yet (q8_0, q4_k)");
+  const Tensor &x = c.inputs[0], &w = c.inputs[1];
+  if (x.dtype() != DType::F32 || x.dim() != 2) return Support::no("x must be f32 [M, K]");
+  if (w.dtype() != DType::U8 || w.dim() != 1 || !w.is_contiguous() || w.offset() != 0)
+    return Support::no("packed weight must be a whole contiguous u8 buffer");
+  // supports() runs before the output exists: N comes from the packed size.
+  const int64_t M = x.size(0), K = x.size(1);
+  const QTypeInfo& info = qtype_info(t);
+  if (K == 0 || K % info.block_elems != 0) return Support::no("K is not a positive multiple of the block size");
+  const int64_t rb = static_cast<int64_t>(K / info.block_elems * info.block_bytes);
+  if (w.numel() % rb != 0) return Support::no("packed weight size is not a whole number of rows");
+  const int64_t N = w.numel() / rb;
+  const uint64_t limit = ctx.limits().max_storage_buffer_binding_size;
+  const uint64_t wbytes = static_cast<uint64_t>(w.numel()), xbytes = static_cast<uint64_t>(x.numel()) * 4;
+  if (wbytes > limit || xbytes > limit || static_cast<uint64_t>(M) * static_cast<uint64_t>(std::max<int64_t>(N, 1)) * 4 > limit)
+    return Support::no("an operand exceeds maxStorageBufferBindingSize");
+  // Byte offsets are u32 in the shader.
+  if (wbytes >= (uint64_t{1} << 32) || static_cast<uint64_t>(x.numel()) >= (uint64_t{1} << 32))
+    return Support::no("operands above 4 GiB / 2^32 elements");
+  return Support::yes();
+}
+
+void launch_qmatmul(Context& ctx, OpCall& c) {
+  const QType t = static_cast<QType>(c.attrs.qtype);
+  const Tensor x = ctx.compact(c.inputs[0]);
+  const Tensor& w = c.inputs[1];
+  const Tensor& y = c.outputs[0];
+  QParams p{};
+  p.m = static_cast<uint32_t>(x.size(0));
+  p.k = static_cast<uint32_t>(x.size(1));
+  p.n = static_cast<uint32_t>(y.size(1));
+  p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
+  if (uint64_t{p.m} * p.n == 0) return;
+  Dispatch d;
+  d.pipeline = ctx.pipeline({shader_for(t), {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
+  d.params = &p;
+  d.params_size = sizeof p;
+  auto [gx, gy] = ctx.grid(uint64_t{p.m} * p.n);  // one workgroup per output element
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
+}  // namespace
+
+void register_quant_kernels(KernelRegistry& r) { r.add(OpKind::QMatMul, check_qmatmul, launch_qmatmul); }
+
+}  // namespace wgt::webgpu
