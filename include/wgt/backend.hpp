@@ -14,7 +14,8 @@ enum class OpKind : uint8_t {
   Unary, Binary, Where, Cast, Fill, Arange, RandUniform, RandNormal, Reduce, MatMul,
   Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
   // quantized (branch quant)
-  QMatMul,  // inputs {x f32 [M, K], packed weight bytes u8}; attrs.qtype; output f32 [M, N]
+  QMatMul,      // inputs {x f32 [M, K], packed weight bytes u8 [N * row_bytes]}; attrs.qtype; out f32 [M, N]
+  QDequantize,  // input packed bytes u8 [rows, row_bytes]; attrs.qtype; out f32 [rows, cols]
 };
 const char* op_kind_name(OpKind);
 

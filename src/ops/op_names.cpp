@@ -24,6 +24,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::IndexSelect: return "index_select";
     case OpKind::Gather: return "gather";
     case OpKind::QMatMul: return "qmatmul";
+    case OpKind::QDequantize: return "qdequantize";
   }
   return "?";
 }

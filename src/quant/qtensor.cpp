@@ -123,10 +123,21 @@ QTensor quantize(const Tensor& w_in, QType type) {
   return QTensor::from_tensor(type, rows, cols, bytes);
 }
 
-Tensor dequantize(const QTensor& w) {
+Tensor dequantize(const QTensor& w_in) {
   const char* op = "dequantize";
-  require_defined_q(w, op);
-  require_cpu(w.device(), op, "the quantized tensor");
+  require_defined_q(w_in, op);
+  if (w_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly) {
+    if (w_in.rows() == 0 || w_in.cols() == 0) return Tensor::empty({w_in.rows(), w_in.cols()}, DType::F32, w_in.device());
+    OpCall call{OpKind::QDequantize, op, {w_in.bytes().view({w_in.rows(), static_cast<int64_t>(w_in.row_bytes())})}, {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    call.work = static_cast<double>(w_in.rows()) * static_cast<double>(w_in.cols());
+    DeviceBackend& gpu = Runtime::get().device_backend(w_in.device(), op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  w_in.str() + " on " + gpu.name() + ": " + s.reason + "; move it to the CPU with QTensor::to first");
+    return Runtime::get().run1(call, {{w_in.rows(), w_in.cols()}, DType::F32}, w_in.device());
+  }
+  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
   Tensor out = Tensor::empty({w.rows(), w.cols()}, DType::F32);
   float* y = out.data<float>();
   const uint8_t* src = w.data();
@@ -134,7 +145,7 @@ Tensor dequantize(const QTensor& w) {
     for (int64_t r = r0; r < r1; ++r)
       quant::dequantize_row(w.qtype(), src + static_cast<size_t>(r) * w.row_bytes(), y + r * w.cols(), w.cols());
   });
-  return out;
+  return w_in.device().is_cpu() ? out : out.to(w_in.device());
 }
 
 Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {

@@ -85,7 +85,31 @@ TEST_F(QuantWebGPU, CorruptScalesGiveNanNotCrash) {
   EXPECT_FLOAT_EQ(y[1], 32.f);  // 32 codes of value 1, scale 1
 }
 
+TEST_F(QuantWebGPU, DequantizeMatchesCpu) {
+  for (QType t : {QType::Q8_0, QType::Q4_K})
+    for (int64_t rows : {1, 3, 17}) {
+      const int64_t cols = 512;
+      const QTensor w = quantize(Tensor::from_vector(randn(rows * cols, 31 + rows, 0.05f), {rows, cols}), t);
+      const auto want = dequantize(w).to_vector<float>();
+      const Tensor yg = dequantize(w.to(Device::webgpu()));
+      EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
+      ASSERT_TRUE(yg.device().is_webgpu());
+      ASSERT_EQ(yg.shape(), (Shape{rows, cols}));
+      const auto got = yg.cpu().to_vector<float>();
+      // same f32 operations as the CPU (d*sc, then *q - dmin*mn); only FMA contraction may differ
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-6f * std::max(1.f, std::fabs(want[i]))) << qtype_name(t) << " rows=" << rows << " i=" << i;
+    }
+}
+
 TEST_F(QuantWebGPU, FormatWithoutKernelIsUnsupported) {
+  try {
+    (void)dequantize(quantize(Tensor::from_vector(randn(256, 3, 0.05f), {1, 256}), QType::Q5_K).to(Device::webgpu()));
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(e.message().find("q5_k"), std::string::npos) << e.message();
+  }
   const QTensor w = quantize(Tensor::from_vector(randn(256, 1, 0.05f), {1, 256}), QType::Q6_K).to(Device::webgpu());
   try {
     (void)qmatmul_t(Tensor::from_vector(randn(256, 2, 1.f), {1, 256}).to(Device::webgpu()), w);

@@ -1,6 +1,7 @@
-// Launcher of the quantized matmul y = x W^T on WebGPU (OpKind::QMatMul; shaders
-// q8_0_matvec / q4_k_matvec over q_common). The weight stays packed in its device buffer;
-// the block constants are injected from src/quant/blocks.hpp, never retyped.
+// Launchers of the quantized kernels on WebGPU: y = x W^T (OpKind::QMatMul; shaders
+// q*_matvec over q_matvec_common) and dequantize (OpKind::QDequantize; q*_dequant over
+// q_dequant_common). Weights stay packed in their device buffers; the block constants are
+// injected from src/quant/blocks.hpp (QCONST define), never retyped.
 #include <algorithm>
 #include <string>
 
@@ -16,12 +17,69 @@ struct QParams {
 };
 static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout");
 
-const char* shader_for(QType t) {
+// Formats with WebGPU kernels. items_per_block mirrors ITEMS_PER_BLOCK of the shaders.
+struct QKernels {
+  const char* matvec;
+  const char* dequant;
+  uint32_t items_per_block;
+};
+const QKernels* kernels_for(QType t) {
+  static constexpr QKernels q8_0{"q8_0_matvec", "q8_0_dequant", 1};
+  static constexpr QKernels q4_k{"q4_k_matvec", "q4_k_dequant", 4};
   switch (t) {
-    case QType::Q8_0: return "q8_0_matvec";
-    case QType::Q4_K: return "q4_k_matvec";
+    case QType::Q8_0: return &q8_0;
+    case QType::Q4_K: return &q4_k;
     default: return nullptr;
   }
+}
+const char* shader_for(QType t) { return kernels_for(t) ? kernels_for(t)->matvec : nullptr; }
+
+// Mirrors `struct Params` of shaders/q_dequant_common.wgsl.
+struct QDeqParams {
+  uint32_t rows, cols, row_bytes, items_per_row;
+};
+static_assert(sizeof(QDeqParams) == 16, "QDeqParams must match the WGSL Params layout");
+
+Support check_qdequantize(const Context& ctx, const OpCall& c) {
+  if (c.inputs.size() != 1) return Support::no("qdequantize expects 1 input");
+  if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
+  const QType t = static_cast<QType>(c.attrs.qtype);
+  if (!kernels_for(t)) return Support::no(std::string("no WebGPU kernel for ") + qtype_name(t) + " yet (q8_0, q4_k)");
+  const Tensor& w = c.inputs[0];
+  if (w.dtype() != DType::U8 || w.dim() != 2 || !w.is_contiguous() || w.offset() != 0)
+    return Support::no("packed weight must be a whole contiguous u8 [rows, row_bytes] buffer");
+  const QTypeInfo& info = qtype_info(t);
+  if (w.size(1) % info.block_bytes != 0) return Support::no("row bytes are not a whole number of blocks");
+  const uint64_t elems = static_cast<uint64_t>(w.size(0)) * static_cast<uint64_t>(w.size(1) / info.block_bytes) * info.block_elems;
+  const uint64_t limit = ctx.limits().max_storage_buffer_binding_size;
+  if (static_cast<uint64_t>(w.numel()) > limit || elems * 4 > limit) return Support::no("an operand exceeds maxStorageBufferBindingSize");
+  if (elems >= (uint64_t{1} << 32) || static_cast<uint64_t>(w.numel()) >= (uint64_t{1} << 32))
+    return Support::no("operands above 4 GiB / 2^32 elements");
+  return Support::yes();
+}
+
+void launch_qdequantize(Context& ctx, OpCall& c) {
+  const QType t = static_cast<QType>(c.attrs.qtype);
+  const QKernels& k = *kernels_for(t);
+  const QTypeInfo& info = qtype_info(t);
+  const Tensor& w = c.inputs[0];
+  const Tensor& y = c.outputs[0];
+  QDeqParams p{};
+  p.rows = static_cast<uint32_t>(w.size(0));
+  p.row_bytes = static_cast<uint32_t>(w.size(1));
+  p.cols = p.row_bytes / info.block_bytes * info.block_elems;
+  p.items_per_row = p.row_bytes / info.block_bytes * k.items_per_block;
+  const uint64_t threads = uint64_t{p.rows} * p.items_per_row;
+  if (threads == 0) return;
+  Dispatch d;
+  d.pipeline = ctx.pipeline({k.dequant, {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.args = {ctx.arg(w, true), ctx.arg(y, false)};
+  d.params = &p;
+  d.params_size = sizeof p;
+  auto [gx, gy] = ctx.grid((threads + 63) / 64);
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
 }
 
 Support check_qmatmul(const Context& ctx, const OpCall& c) {
@@ -74,6 +132,9 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
 
 }  // namespace
 
-void register_quant_kernels(KernelRegistry& r) { r.add(OpKind::QMatMul, check_qmatmul, launch_qmatmul); }
+void register_quant_kernels(KernelRegistry& r) {
+  r.add(OpKind::QMatMul, check_qmatmul, launch_qmatmul);
+  r.add(OpKind::QDequantize, check_qdequantize, launch_qdequantize);
+}
 
 }  // namespace wgt::webgpu

@@ -1,18 +1,8 @@
 // Q4_K matvec/matmul: one work item = 64 elements of a super-block (sub-blocks 2c and 2c+1
 // sharing the 32 bytes qs[32c..32c+31]); y = d*sc*q - dmin*mn per 32-element sub-block.
-#include "q_common"
+#include "q_matvec_common"
 
 const ITEMS_PER_BLOCK: u32 = 4u;
-
-// 6-bit scale and min of sub-block j (layout in src/quant/blocks.hpp, unpack_scale_min_k).
-fn scale_min(s: u32, j: u32) -> vec2<f32> {
-  if (j < 4u) {
-    return vec2<f32>(f32(byte_at(s + j) & 63u), f32(byte_at(s + j + 4u) & 63u));
-  }
-  let sc = (byte_at(s + j + 4u) & 0xFu) | ((byte_at(s + j - 4u) >> 6u) << 4u);
-  let mn = (byte_at(s + j + 4u) >> 4u) | ((byte_at(s + j) >> 6u) << 4u);
-  return vec2<f32>(f32(sc), f32(mn));
-}
 
 fn item_dot(row_base: u32, x_base: u32, item: u32) -> f32 {
   let b = item / ITEMS_PER_BLOCK;
@@ -20,8 +10,8 @@ fn item_dot(row_base: u32, x_base: u32, item: u32) -> f32 {
   let off = row_base + b * Q_BLOCK_BYTES;  // 144-byte blocks and rows: 4-byte aligned
   let d = half_at(off + Q_OFF_D);
   let dmin = half_at(off + Q_OFF_DMIN);
-  let sm0 = scale_min(off + Q_OFF_SCALES, 2u * c);
-  let sm1 = scale_min(off + Q_OFF_SCALES, 2u * c + 1u);
+  let sm0 = scale_min_k(off + Q_OFF_SCALES, 2u * c);
+  let sm1 = scale_min_k(off + Q_OFF_SCALES, 2u * c + 1u);
   let qw = (off + Q_OFF_QS + 32u * c) >> 2u;
   let xo = x_base + b * QK + 64u * c;
   var s0 = 0.0;

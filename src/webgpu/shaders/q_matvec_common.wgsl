@@ -1,8 +1,7 @@
 // Shared part of the quantized matvec/matmul shaders (y = x W^T, W packed GGUF blocks read
-// as array<u32>): bindings, params, byte/fp16 access to the packed weight, and one
-// workgroup per output element reducing over the row's work items. The including shader
-// defines ITEMS_PER_BLOCK and fn item_dot(row_byte_base, x_base, item) -> f32; the block
-// constants (QK, Q_BLOCK_BYTES, Q_OFF_*) come from src/quant/blocks.hpp through the QCONST define.
+// as array<u32>): bindings, params, and one workgroup per output element reducing over the
+// row's work items. The including shader defines ITEMS_PER_BLOCK and
+// fn item_dot(row_byte_base, x_base, item) -> f32.
 // Bindings: x, w, y, params.
 struct Params {
   m: u32,
@@ -15,18 +14,10 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
-{{QCONST}}
+#include "q_bytes"
 
 const WG: u32 = 64u;
 var<workgroup> red: array<f32, 64>;
-
-fn byte_at(off: u32) -> u32 {
-  return (w[off >> 2u] >> ((off & 3u) * 8u)) & 0xFFu;
-}
-// fp16 at an even byte offset (never straddles a word).
-fn half_at(off: u32) -> f32 {
-  return unpack2x16float((w[off >> 2u] >> ((off & 2u) * 8u)) & 0xFFFFu).x;
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
