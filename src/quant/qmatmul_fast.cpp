@@ -1,12 +1,13 @@
-// Fast quantized matmul Y = X W^T: W stays packed; each block is decoded once into small
-// integer codes (as floats) plus one affine pair (a_j, c_j) per sub-block, so that
-//   sum_l w_l x_l = sum_j a_j * dot(q_j, x_j) + c_j * sum(x_j),
-// and is then reused for all M activation rows while it sits in L1. Sub-block sums of x are
-// computed once per call. Parallel over W rows (N), the long dimension of a weight.
+// Fast quantized matmul Y = X W^T: W stays packed; each block is decoded once into integer
+// codes plus one affine pair (a_j, c_j) per sub-block, expanded to the block's f32 values in
+// a small L1-resident buffer (w = a_j * q + c_j; the whole W is never materialized), and
+// dotted with all M activation rows with AVX2 FMAs. Parallel over W rows (N), the long
+// dimension of a weight.
 #include <algorithm>
 #include <vector>
 
 #include "cpu/fast/parallel.hpp"
+#include "cpu/fast/simd.hpp"
 #include "quant/blocks.hpp"
 #include "quant/kernels.hpp"
 #include "wgt/dtype.hpp"
@@ -14,12 +15,10 @@
 namespace wgt::quant {
 namespace {
 
-constexpr int kG = 16;  // finest sub-block (Q6_K); coarser formats use 2 or more of these
-
-// One decoded block: codes q[0..qk), sub-block size g, affine pairs a[j], c[j].
+// One decoded block: codes q[0..qk), sub-block size g, affine pairs a[j], c[j] (w = a*q + c).
 struct Decoded {
   alignas(32) float q[kQK256];
-  float a[kQK256 / kG], c[kQK256 / kG];
+  float a[kQK256 / 16], c[kQK256 / 16];  // Q6_K has the most sub-blocks: 16
   int g = 32, nsub = 1;
 };
 
@@ -86,11 +85,28 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
   }
 }
 
-inline float dot(const float* a, const float* b, int n) {
-  float s = 0.f;
-#pragma GCC unroll 4
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+// Dot product of n floats, n a multiple of 32. Several accumulators: a single running sum
+// would serialize on the FMA latency (and the compiler may not reassociate it).
+inline float dot(const float* a, const float* b, int64_t n) {
+#ifdef WGT_FAST_AVX2
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+  }
+  const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  h = _mm_hadd_ps(h, h);
+  h = _mm_hadd_ps(h, h);
+  return _mm_cvtss_f32(h);
+#else
+  float acc[8] = {};
+  for (int64_t i = 0; i < n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+#endif
 }
 
 }  // namespace
@@ -98,37 +114,30 @@ inline float dot(const float* a, const float* b, int n) {
 void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
                     size_t w_row_bytes, int64_t N, float* y) {
   const QTypeInfo& info = qtype_info(t);
-  const int64_t qk = info.block_elems, nblocks = K / qk, ng = K / kG;
-  // xs[m][i] = sum of x[m][16i .. 16i+15]: the c_j terms need only these sums.
-  std::vector<float> xs(static_cast<size_t>(M * ng));
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t i = 0; i < ng; ++i) {
-      float s = 0.f;
-      for (int l = 0; l < kG; ++l) s += x[m * K + i * kG + l];
-      xs[static_cast<size_t>(m * ng + i)] = s;
-    }
+  const int64_t qk = info.block_elems;
   const int64_t work_per_row = std::max<int64_t>(1, K * M);
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work_per_row);
   cpu_fast::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
     Decoded dec;
+    alignas(32) float wb[kQK256];  // the current block's values
     std::vector<double> acc(static_cast<size_t>(M));
     for (int64_t n = n0; n < n1; ++n) {
       std::fill(acc.begin(), acc.end(), 0.0);
       const uint8_t* row = w + static_cast<size_t>(n) * w_row_bytes;
-      for (int64_t bi = 0; bi < nblocks; ++bi) {
-        decode(t, row + static_cast<size_t>(bi) * info.block_bytes, dec);
-        const int per = dec.g / kG;  // 16-sums per sub-block
-        for (int64_t m = 0; m < M; ++m) {
-          const float* xb = x + m * K + bi * qk;
-          const float* xsb = xs.data() + m * ng + bi * (qk / kG);
-          float s = 0.f;
+      // 256 values at a time (8 blocks of the 32-element formats): long enough dot products
+      // to amortize their horizontal sums.
+      for (int64_t e0 = 0; e0 < K; e0 += kQK256) {
+        const int64_t len = std::min<int64_t>(kQK256, K - e0);
+        for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi) {
+          decode(t, row + static_cast<size_t>(bi) * info.block_bytes, dec);
+          float* dst = wb + (bi * qk - e0);
           for (int j = 0; j < dec.nsub; ++j) {
-            float sum_x = xsb[j * per];
-            if (per == 2) sum_x += xsb[j * per + 1];
-            s += dec.a[j] * dot(dec.q + j * dec.g, xb + j * dec.g, dec.g) + dec.c[j] * sum_x;
+            const float a = dec.a[j], c = dec.c[j];
+            for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
           }
-          acc[static_cast<size_t>(m)] += s;  // per-block partials in double: long K stays accurate
         }
+        // per-chunk partial sums accumulate in double: long K stays accurate
+        for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += dot(wb, x + m * K + e0, len);
       }
       for (int64_t m = 0; m < M; ++m) y[m * N + n] = static_cast<float>(acc[static_cast<size_t>(m)]);
     }
