@@ -11,7 +11,11 @@
 namespace wgt::webgpu {
 namespace {
 
-// Mirrors `struct Params` of shaders/q_common.wgsl.
+// Weight rows per matvec workgroup: x is loaded once per work item and reused for these
+// rows. 4 is a first guess (not tuned on a real GPU yet).
+constexpr uint32_t kRowsPerGroup = 4;
+
+// Mirrors `struct Params` of shaders/q_matvec_common.wgsl.
 struct QParams {
   uint32_t m, n, k, row_bytes;
 };
@@ -120,11 +124,13 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
   if (uint64_t{p.m} * p.n == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({shader_for(t), {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.pipeline = ctx.pipeline(
+      {shader_for(t), {{"QCONST", quant::wgsl_block_constants(t)}, {"ROWS", std::to_string(kRowsPerGroup)}}});
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
-  auto [gx, gy] = ctx.grid(uint64_t{p.m} * p.n);  // one workgroup per output element
+  // one workgroup per (x row, group of kRowsPerGroup weight rows)
+  auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + kRowsPerGroup - 1) / kRowsPerGroup));
   d.groups_x = gx;
   d.groups_y = gy;
   ctx.dispatch(d);
