@@ -25,6 +25,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::Gather: return "gather";
     case OpKind::QMatMul: return "qmatmul";
     case OpKind::QDequantize: return "qdequantize";
+    case OpKind::QGetRows: return "qget_rows";
   }
   return "?";
 }

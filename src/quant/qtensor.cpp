@@ -200,33 +200,64 @@ Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
   return x_in.device().is_cpu() ? out : out.to(x_in.device());
 }
 
-Tensor get_rows(const QTensor& table, const Tensor& ids) {
+Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {
   const char* op = "get_rows";
-  require_defined_q(table, op);
-  if (!ids.defined()) throw_error(ErrorKind::InvalidArgument, op, "ids is an undefined tensor");
-  if (ids.dtype() != DType::I32 && ids.dtype() != DType::I64)
+  require_defined_q(table_in, op);
+  if (!ids_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "ids is an undefined tensor");
+  if (ids_in.dtype() != DType::I32 && ids_in.dtype() != DType::I64)
     throw_error(ErrorKind::DTypeMismatch, op,
-                std::string("ids must be i32 or i64, got ") + dtype_name(ids.dtype()) + "; cast() them first");
-  require_cpu(ids.device(), op, "ids");
-  require_cpu(table.device(), op, "the quantized table");
-  const Tensor idx = cast(ids, DType::I64).contiguous();
-  const int64_t* id = idx.data<int64_t>();
-  for (int64_t i = 0; i < idx.numel(); ++i)
-    if (id[i] < 0 || id[i] >= table.rows())
-      throw_error(ErrorKind::OutOfRange, op,
-                  "id " + std::to_string(id[i]) + " at position " + std::to_string(i) + " is outside [0, " +
-                      std::to_string(table.rows()) + ") of " + table.str());
-  Shape out_shape = ids.shape();
-  out_shape.push_back(table.cols());
+                std::string("ids must be i32 or i64, got ") + dtype_name(ids_in.dtype()) + "; cast() them first");
+  Shape out_shape = ids_in.shape();
+  out_shape.push_back(table_in.cols());
+  const int64_t n = ids_in.numel();
+  // Host ids are range-checked here (device ids are checked by the kernel: NaN rows).
+  Tensor host_ids;
+  if (ids_in.device().is_cpu()) {
+    host_ids = cast(ids_in, DType::I64).contiguous();
+    const int64_t* id = host_ids.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (id[i] < 0 || id[i] >= table_in.rows())
+        throw_error(ErrorKind::OutOfRange, op,
+                    "id " + std::to_string(id[i]) + " at position " + std::to_string(i) + " is outside [0, " +
+                        std::to_string(table_in.rows()) + ") of " + table_in.str());
+  }
+  const bool on_gpu = table_in.device().is_webgpu() || ids_in.device().is_webgpu();
+  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && n > 0 && table_in.cols() > 0) {
+    const Device dev = table_in.device().is_webgpu() ? table_in.device() : ids_in.device();
+    if (!ids_in.device().is_cpu() && ids_in.dtype() != DType::I32)
+      throw_error(ErrorKind::Unsupported, op, "device ids must be i32 (WGSL has no 64-bit integers); cast() them first");
+    const Tensor ids32 = ids_in.device().is_cpu() ? cast(host_ids, DType::I32) : ids_in.reshape({n});
+    OpCall call{OpKind::QGetRows, op,
+                {table_in.bytes().view({table_in.rows(), static_cast<int64_t>(table_in.row_bytes())}), ids32.reshape({n})},
+                {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(table_in.qtype());
+    call.work = static_cast<double>(n) * static_cast<double>(table_in.cols());
+    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  table_in.str() + " on " + gpu.name() + ": " + s.reason + "; move the table and ids to the CPU first");
+    return Runtime::get().run1(call, {{n, table_in.cols()}, DType::F32}, dev).reshape(out_shape);
+  }
+  // CPU path (also for device operands under the cpu-only policy: copied to the host).
+  const QTensor table = table_in.device().is_cpu() ? table_in : table_in.to(Device::cpu());
+  if (!host_ids.defined()) {
+    host_ids = cast(ids_in.cpu(), DType::I64).contiguous();
+    const int64_t* id = host_ids.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (id[i] < 0 || id[i] >= table.rows())
+        throw_error(ErrorKind::OutOfRange, op, "id " + std::to_string(id[i]) + " at position " + std::to_string(i) +
+                                                   " is outside [0, " + std::to_string(table.rows()) + ")");
+  }
+  const int64_t* id = host_ids.data<int64_t>();
   Tensor out = Tensor::empty(out_shape, DType::F32);
   float* y = out.data<float>();
   const uint8_t* src = table.data();
-  cpu_fast::parallel_for(0, idx.numel(), 16, [&](int64_t i0, int64_t i1) {
+  cpu_fast::parallel_for(0, n, 16, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       quant::dequantize_row(table.qtype(), src + static_cast<size_t>(id[i]) * table.row_bytes(), y + i * table.cols(),
                             table.cols());
   });
-  return out;
+  return table_in.device().is_cpu() ? out : out.to(table_in.device());
 }
 
 }  // namespace wgt

@@ -116,6 +116,6 @@ void register_elementwise_kernels(KernelRegistry&);  // Copy, Unary, Binary, Whe
 void register_reduce_kernels(KernelRegistry&);       // Reduce, Softmax, LogSoftmax, RMSNorm, LayerNorm
 void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_b)
 void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
-void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize (Q8_0, Q4_K)
+void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (Q8_0, Q4_K)
 
 }  // namespace wgt::webgpu

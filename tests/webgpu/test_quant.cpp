@@ -102,6 +102,35 @@ TEST_F(QuantWebGPU, DequantizeMatchesCpu) {
     }
 }
 
+TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
+  for (QType t : {QType::Q8_0, QType::Q4_K}) {
+    const QTensor table = quantize(Tensor::from_vector(randn(9 * 256, 41, 0.05f), {9, 256}), t);
+    const Tensor ids = Tensor::from_vector(std::vector<int64_t>{8, 0, 3, 3, 5, 1}, {2, 3});
+    const auto want = get_rows(table, ids).to_vector<float>();
+    const QTensor tg = table.to(Device::webgpu());
+    const Tensor yg = get_rows(tg, ids);  // host ids: range-checked on the host, then uploaded
+    EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
+    ASSERT_EQ(yg.shape(), (Shape{2, 3, 256}));
+    const auto got = yg.cpu().to_vector<float>();
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-6f * std::max(1.f, std::fabs(want[i]))) << qtype_name(t) << " i=" << i;
+    try {
+      (void)get_rows(tg, Tensor::from_vector(std::vector<int32_t>{9}, {1}));
+      ADD_FAILURE() << "no throw";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
+    }
+    // device ids are not read back: an out-of-range one yields a NaN row, the others are exact
+    const Tensor dev_ids = Tensor::from_vector(std::vector<int32_t>{2, 99, -1}, {3}).to(Device::webgpu());
+    const auto r = get_rows(tg, dev_ids).cpu().to_vector<float>();
+    const auto row2 = get_rows(table, Tensor::from_vector(std::vector<int32_t>{2}, {1})).to_vector<float>();
+    for (int c = 0; c < 256; ++c) {
+      EXPECT_NEAR(r[c], row2[c], 1e-6f * std::max(1.f, std::fabs(row2[c]))) << c;
+      EXPECT_TRUE(std::isnan(r[256 + c]) && std::isnan(r[512 + c])) << c;
+    }
+  }
+}
+
 TEST_F(QuantWebGPU, FormatWithoutKernelIsUnsupported) {
   try {
     (void)dequantize(quantize(Tensor::from_vector(randn(256, 3, 0.05f), {1, 256}), QType::Q5_K).to(Device::webgpu()));

@@ -1,6 +1,6 @@
 // Launchers of the quantized kernels on WebGPU: y = x W^T (OpKind::QMatMul; shaders
-// q*_matvec over q_matvec_common) and dequantize (OpKind::QDequantize; q*_dequant over
-// q_dequant_common). Weights stay packed in their device buffers; the block constants are
+// q*_matvec over q_matvec_common), dequantize (OpKind::QDequantize; q*_dequant) and the
+// embedding lookup (OpKind::QGetRows; q*_get_rows), the last two sharing q*_items. Weights stay packed in their device buffers; the block constants are
 // injected from src/quant/blocks.hpp (QCONST define), never retyped.
 #include <algorithm>
 #include <string>
@@ -25,11 +25,12 @@ static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout"
 struct QKernels {
   const char* matvec;
   const char* dequant;
+  const char* get_rows;
   uint32_t items_per_block;
 };
 const QKernels* kernels_for(QType t) {
-  static constexpr QKernels q8_0{"q8_0_matvec", "q8_0_dequant", 1};
-  static constexpr QKernels q4_k{"q4_k_matvec", "q4_k_dequant", 4};
+  static constexpr QKernels q8_0{"q8_0_matvec", "q8_0_dequant", "q8_0_get_rows", 1};
+  static constexpr QKernels q4_k{"q4_k_matvec", "q4_k_dequant", "q4_k_get_rows", 4};
   switch (t) {
     case QType::Q8_0: return &q8_0;
     case QType::Q4_K: return &q4_k;
@@ -44,8 +45,18 @@ struct QDeqParams {
 };
 static_assert(sizeof(QDeqParams) == 16, "QDeqParams must match the WGSL Params layout");
 
+// Mirrors `struct Params` of shaders/q_get_rows_common.wgsl.
+struct QGetRowsParams {
+  uint32_t n_ids, cols, row_bytes, items_per_row, rows, nan_bits, pad1, pad2;
+};
+static_assert(sizeof(QGetRowsParams) == 32, "QGetRowsParams must match the WGSL Params layout");
+
+// Shared by QDequantize (inputs {bytes}) and QGetRows (inputs {bytes, ids i32 [n]}).
 Support check_qdequantize(const Context& ctx, const OpCall& c) {
-  if (c.inputs.size() != 1) return Support::no("qdequantize expects 1 input");
+  const size_t n_in = c.kind == OpKind::QGetRows ? 2 : 1;
+  if (c.inputs.size() != n_in) return Support::no(c.name + " expects " + std::to_string(n_in) + " input(s)");
+  if (n_in == 2 && (c.inputs[1].dtype() != DType::I32 || c.inputs[1].dim() != 1))
+    return Support::no("ids must be a 1-D i32 tensor on the device");
   if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
   const QType t = static_cast<QType>(c.attrs.qtype);
   if (!kernels_for(t)) return Support::no(std::string("no WebGPU kernel for ") + qtype_name(t) + " yet (q8_0, q4_k)");
@@ -54,7 +65,8 @@ Support check_qdequantize(const Context& ctx, const OpCall& c) {
     return Support::no("packed weight must be a whole contiguous u8 [rows, row_bytes] buffer");
   const QTypeInfo& info = qtype_info(t);
   if (w.size(1) % info.block_bytes != 0) return Support::no("row bytes are not a whole number of blocks");
-  const uint64_t elems = static_cast<uint64_t>(w.size(0)) * static_cast<uint64_t>(w.size(1) / info.block_bytes) * info.block_elems;
+  const uint64_t out_rows = static_cast<uint64_t>(n_in == 2 ? c.inputs[1].numel() : w.size(0));
+  const uint64_t elems = out_rows * static_cast<uint64_t>(w.size(1) / info.block_bytes) * info.block_elems;
   const uint64_t limit = ctx.limits().max_storage_buffer_binding_size;
   if (static_cast<uint64_t>(w.numel()) > limit || elems * 4 > limit) return Support::no("an operand exceeds maxStorageBufferBindingSize");
   if (elems >= (uint64_t{1} << 32) || static_cast<uint64_t>(w.numel()) >= (uint64_t{1} << 32))
@@ -138,7 +150,35 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
 
 }  // namespace
 
+void launch_qget_rows(Context& ctx, OpCall& c) {
+  const QType t = static_cast<QType>(c.attrs.qtype);
+  const QKernels& k = *kernels_for(t);
+  const QTypeInfo& info = qtype_info(t);
+  const Tensor& w = c.inputs[0];
+  const Tensor ids = ctx.compact(c.inputs[1]);
+  const Tensor& y = c.outputs[0];
+  QGetRowsParams p{};
+  p.n_ids = static_cast<uint32_t>(ids.numel());
+  p.rows = static_cast<uint32_t>(w.size(0));
+  p.row_bytes = static_cast<uint32_t>(w.size(1));
+  p.cols = p.row_bytes / info.block_bytes * info.block_elems;
+  p.items_per_row = p.row_bytes / info.block_bytes * k.items_per_block;
+  p.nan_bits = 0x7fc00000u;
+  const uint64_t threads = uint64_t{p.n_ids} * p.items_per_row;
+  if (threads == 0) return;
+  Dispatch d;
+  d.pipeline = ctx.pipeline({k.get_rows, {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
+  d.params = &p;
+  d.params_size = sizeof p;
+  auto [gx, gy] = ctx.grid((threads + 63) / 64);
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
 void register_quant_kernels(KernelRegistry& r) {
+  r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);
   r.add(OpKind::QMatMul, check_qmatmul, launch_qmatmul);
   r.add(OpKind::QDequantize, check_qdequantize, launch_qdequantize);
 }

@@ -1,6 +1,6 @@
 // Shared part of the quantized dequantize shaders: one invocation per work item (a Q8_0
 // block, or 64 elements of a K-quant super-block) writing its f32 values. The including
-// shader defines ITEMS_PER_BLOCK and fn item_store(row_base, out_base, item).
+// shader (q*_items) defines ITEMS_PER_BLOCK and fn item_store(row_base, out_base, item).
 // Bindings: w, y, params.
 struct Params {
   rows: u32,
