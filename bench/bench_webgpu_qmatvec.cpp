@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
     const double gbs = static_cast<double>(q.nbytes()) / s / 1e9;
     std::printf("%-6s %8lld %8lld %12.1f %10.1f %10.1f %7.2f%%\n", qtype_name(t), static_cast<long long>(N),
                 static_cast<long long>(K), q.nbytes() / 1e6, s * 1e6, gbs, 100.0 * gbs / kPeakGBs);
+    std::fflush(stdout);  // results survive even if teardown at exit misbehaves
     unpin(qg.bytes());
   }
   return 0;
