@@ -15,6 +15,10 @@ enum class OpKind : uint8_t {
   Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
   // transformer (branch transformer)
   Rope, Attention, SiluMul, KVAppend,
+  // quantized (branch quant)
+  QMatMul,      // inputs {x f32 [M, K], packed weight bytes u8 [N * row_bytes]}; attrs.qtype; out f32 [M, N]
+  QDequantize,  // input packed bytes u8 [rows, row_bytes]; attrs.qtype; out f32 [rows, cols]
+  QGetRows,     // inputs {packed bytes u8 [rows, row_bytes], ids i32 [n]}; attrs.qtype; out f32 [n, cols]
 };
 const char* op_kind_name(OpKind);
 
@@ -38,6 +42,7 @@ struct OpAttrs {
   int64_t pos_offset = 0;     // Rope: position of row 0 when no positions tensor; KVAppend: first row
   bool causal = false;        // Attention (scale in scalar0)
   bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]
+  uint8_t qtype = 0;          // quantized ops: a wgt::QType value (wgt/quant.hpp)
 };
 
 // One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,

@@ -27,6 +27,9 @@ const char* op_kind_name(OpKind k) {
     case OpKind::Attention: return "attention";
     case OpKind::SiluMul: return "silu_mul";
     case OpKind::KVAppend: return "kv_append";
+    case OpKind::QMatMul: return "qmatmul";
+    case OpKind::QDequantize: return "qdequantize";
+    case OpKind::QGetRows: return "qget_rows";
   }
   return "?";
 }

@@ -74,6 +74,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   register_matmul_kernels(registry_);
   register_index_kernels(registry_);
   register_nn_kernels(registry_);
+  register_quant_kernels(registry_);
   arena_capacity_ = kArenaBytes;
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   sync_src_ = create_buffer(*dev_, usage::CopySrc | usage::CopyDst, 4, "webgpu");

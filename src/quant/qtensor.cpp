@@ -1,0 +1,263 @@
+// QTensor (packed GGUF blocks + logical [rows, cols]) and the public quantized ops:
+// quantize, dequantize, qmatmul_t, get_rows. Front-ends validate everything here; the
+// kernels in src/quant/*.cpp trust their inputs.
+#include <cmath>
+#include <cstring>
+
+#include "cpu/fast/parallel.hpp"
+#include "quant/blocks.hpp"
+#include "quant/kernels.hpp"
+#include "wgt/ops.hpp"
+#include "wgt/quant.hpp"
+#include "wgt/runtime.hpp"
+
+namespace wgt {
+namespace {
+
+// Largest finite fp16: block scales (and Q4_1's min) are stored as fp16, so weights beyond
+// this range cannot be represented by any of the formats.
+constexpr float kMaxQuantizable = 65504.f;
+
+void require_cpu(const Device& d, const char* op, const char* what) {
+  if (!d.is_cpu())
+    throw_error(ErrorKind::Unsupported, op,
+                std::string(what) + " lives on " + d.str() +
+                    "; quantized ops run on the CPU backend for now: move it with .cpu() / .to(Device::cpu())");
+}
+
+void require_defined_q(const QTensor& w, const char* op) {
+  if (!w.defined())
+    throw_error(ErrorKind::InvalidArgument, op, "the quantized tensor is undefined (default-constructed); build it "
+                                                "with quantize() or QTensor::from_bytes()");
+}
+
+Tensor as_f32_contiguous(const Tensor& x) {
+  return (x.dtype() == DType::F32 ? x : cast(x, DType::F32)).contiguous();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- QTensor
+
+QTensor QTensor::from_tensor(QType type, int64_t rows, int64_t cols, const Tensor& bytes) {
+  const char* op = "QTensor::from_tensor";
+  if (rows < 0) throw_error(ErrorKind::InvalidArgument, op, "negative row count " + std::to_string(rows));
+  const size_t rb = qtype_row_bytes(type, cols, op);
+  if (!bytes.defined() || bytes.dtype() != DType::U8 || bytes.dim() != 1 || !bytes.is_contiguous())
+    throw_error(ErrorKind::DTypeMismatch, op, "packed bytes must be a contiguous 1-D u8 tensor, got " +
+                                                  (bytes.defined() ? bytes.str() : std::string("undefined")));
+  const size_t want = static_cast<size_t>(checked_mul(static_cast<int64_t>(rb), rows, op));
+  if (bytes.nbytes() != want)
+    throw_error(ErrorKind::Format, op,
+                std::string(qtype_name(type)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] needs " +
+                    std::to_string(want) + " bytes (" + std::to_string(rb) + " per row), got " +
+                    std::to_string(bytes.nbytes()) + (bytes.nbytes() < want ? " (truncated data)" : " (trailing bytes)") +
+                    "; check the tensor's type and shape in the file");
+  QTensor q;
+  q.type_ = type, q.rows_ = rows, q.cols_ = cols, q.row_bytes_ = rb, q.bytes_ = bytes;
+  return q;
+}
+
+QTensor QTensor::from_bytes(QType type, int64_t rows, int64_t cols, const void* data, size_t nbytes) {
+  const char* op = "QTensor::from_bytes";
+  if (rows < 0) throw_error(ErrorKind::InvalidArgument, op, "negative row count " + std::to_string(rows));
+  const size_t rb = qtype_row_bytes(type, cols, op);
+  const size_t want = static_cast<size_t>(checked_mul(static_cast<int64_t>(rb), rows, op));
+  if (nbytes != want)  // checked before copying: a short buffer must never be read past its end
+    throw_error(ErrorKind::Format, op,
+                std::string(qtype_name(type)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] needs " +
+                    std::to_string(want) + " bytes, got " + std::to_string(nbytes) +
+                    (nbytes < want ? " (truncated data)" : " (trailing bytes)") + "; check the tensor's type and shape");
+  if (want > 0 && data == nullptr) throw_error(ErrorKind::InvalidArgument, op, "data is null");
+  Tensor bytes = Tensor::empty({static_cast<int64_t>(want)}, DType::U8);
+  if (want) std::memcpy(bytes.data_ptr(), data, want);
+  return from_tensor(type, rows, cols, bytes);
+}
+
+const uint8_t* QTensor::data() const {
+  require_defined_q(*this, "QTensor::data");
+  require_cpu(device(), "QTensor::data", "the quantized tensor");
+  return static_cast<const uint8_t*>(bytes_.data_ptr());
+}
+
+QTensor QTensor::to(Device d) const {
+  require_defined_q(*this, "QTensor::to");
+  QTensor q = *this;
+  q.bytes_ = bytes_.to(d);
+  return q;
+}
+
+std::string QTensor::str() const {
+  if (!defined()) return "QTensor(undefined)";
+  return std::string("QTensor(") + qtype_name(type_) + ", " + shape_str(shape()) + ", " + device().str() + ")";
+}
+
+// ---------------------------------------------------------------- ops
+
+QTensor quantize(const Tensor& w_in, QType type) {
+  const char* op = "quantize";
+  if (!w_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "input is an undefined tensor");
+  if (w_in.dim() != 2)
+    throw_error(ErrorKind::RankMismatch, op,
+                "expects a 2-D weight [rows, cols], got " + w_in.str() + "; reshape() it to [rows, cols] first");
+  if (!is_floating(w_in.dtype()))
+    throw_error(ErrorKind::DTypeMismatch, op,
+                std::string("expects a floating tensor, got ") + dtype_name(w_in.dtype()) + "; cast() it first");
+  require_cpu(w_in.device(), op, "the weight");
+  const int64_t rows = w_in.size(0), cols = w_in.size(1);
+  const size_t rb = qtype_row_bytes(type, cols, op);  // ShapeMismatch names format + block size
+  const Tensor w = as_f32_contiguous(w_in);
+  const float* src = w.data<float>();
+  for (int64_t i = 0; i < w.numel(); ++i)
+    if (!(std::fabs(src[i]) <= kMaxQuantizable))
+      throw_error(ErrorKind::InvalidArgument, op,
+                  "element " + std::to_string(i) + " (row " + std::to_string(i / std::max<int64_t>(cols, 1)) +
+                      ") is " + std::to_string(src[i]) +
+                      "; only finite values within the fp16 range (|x| <= 65504) can be block-quantized: "
+                      "clean or rescale the weights first");
+  Tensor bytes = Tensor::empty({static_cast<int64_t>(rb * static_cast<size_t>(rows))}, DType::U8);
+  uint8_t* dst = static_cast<uint8_t*>(bytes.data_ptr());
+  cpu_fast::parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) quant::quantize_row(type, src + r * cols, dst + static_cast<size_t>(r) * rb, cols);
+  });
+  return QTensor::from_tensor(type, rows, cols, bytes);
+}
+
+Tensor dequantize(const QTensor& w_in) {
+  const char* op = "dequantize";
+  require_defined_q(w_in, op);
+  if (w_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly) {
+    if (w_in.rows() == 0 || w_in.cols() == 0) return Tensor::empty({w_in.rows(), w_in.cols()}, DType::F32, w_in.device());
+    OpCall call{OpKind::QDequantize, op, {w_in.bytes().view({w_in.rows(), static_cast<int64_t>(w_in.row_bytes())})}, {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    call.work = static_cast<double>(w_in.rows()) * static_cast<double>(w_in.cols());
+    DeviceBackend& gpu = Runtime::get().device_backend(w_in.device(), op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  w_in.str() + " on " + gpu.name() + ": " + s.reason + "; move it to the CPU with QTensor::to first");
+    return Runtime::get().run1(call, {{w_in.rows(), w_in.cols()}, DType::F32}, w_in.device());
+  }
+  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
+  Tensor out = Tensor::empty({w.rows(), w.cols()}, DType::F32);
+  float* y = out.data<float>();
+  const uint8_t* src = w.data();
+  cpu_fast::parallel_for(0, w.rows(), 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      quant::dequantize_row(w.qtype(), src + static_cast<size_t>(r) * w.row_bytes(), y + r * w.cols(), w.cols());
+  });
+  return w_in.device().is_cpu() ? out : out.to(w_in.device());
+}
+
+Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
+  const char* op = "qmatmul_t";
+  require_defined_q(w_in, op);
+  if (!x_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
+  if (x_in.dim() < 1) throw_error(ErrorKind::RankMismatch, op, "x must have rank >= 1, got " + x_in.str());
+  if (!is_floating(x_in.dtype()))
+    throw_error(ErrorKind::DTypeMismatch, op,
+                std::string("x must be floating, got ") + dtype_name(x_in.dtype()) + "; cast() it first");
+  const int64_t K = x_in.size(-1), N = w_in.rows();
+  if (K != w_in.cols())
+    throw_error(ErrorKind::ShapeMismatch, op,
+                "x " + shape_str(x_in.shape()) + " has K = " + std::to_string(K) + " but the weight " + w_in.str() +
+                    " has " + std::to_string(w_in.cols()) + " columns; x's last dim must equal the weight's cols");
+  Shape out_shape(x_in.shape().begin(), x_in.shape().end() - 1);
+  const int64_t M = checked_numel(out_shape, op);
+  out_shape.push_back(N);
+  const bool on_gpu = x_in.device().is_webgpu() || w_in.device().is_webgpu();
+  if (on_gpu && x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
+    throw_error(ErrorKind::InvalidArgument, op,
+                "x lives on " + x_in.device().str() + " but the weight on " + w_in.device().str() +
+                    "; move them to one device first");
+  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && M > 0 && N > 0 && K > 0) {
+    // WebGPU kernel through the runtime (counted in the stats). The runtime's CPU fallback
+    // has no quantized kernel (the CPU path below is direct), so an unsupported case is
+    // reported here instead of failing inside the fallback.
+    const Device dev = x_in.device().is_webgpu() ? x_in.device() : w_in.device();
+    Tensor x2 = x_in.reshape({M, K});
+    if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
+    OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  w_in.str() + " on " + gpu.name() + ": " + s.reason +
+                      "; move x and the weight to the CPU (.cpu(), QTensor::to) to use the CPU kernels");
+    return Runtime::get().run1(call, {{M, N}, DType::F32}, dev).reshape(out_shape);
+  }
+  // CPU path (also for device inputs under the cpu-only policy: copied to the host).
+  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
+  Tensor out = Tensor::empty(out_shape, DType::F32);
+  if (out.numel() > 0) {
+    if (K == 0) {  // empty reduction: y = 0
+      std::memset(out.data_ptr(), 0, out.nbytes());
+    } else {
+      const Tensor x = as_f32_contiguous(x_in.device().is_cpu() ? x_in : x_in.cpu());
+      quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
+    }
+  }
+  return x_in.device().is_cpu() ? out : out.to(x_in.device());
+}
+
+Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {
+  const char* op = "get_rows";
+  require_defined_q(table_in, op);
+  if (!ids_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "ids is an undefined tensor");
+  if (ids_in.dtype() != DType::I32 && ids_in.dtype() != DType::I64)
+    throw_error(ErrorKind::DTypeMismatch, op,
+                std::string("ids must be i32 or i64, got ") + dtype_name(ids_in.dtype()) + "; cast() them first");
+  Shape out_shape = ids_in.shape();
+  out_shape.push_back(table_in.cols());
+  const int64_t n = ids_in.numel();
+  // Host ids are range-checked here (device ids are checked by the kernel: NaN rows).
+  Tensor host_ids;
+  if (ids_in.device().is_cpu()) {
+    host_ids = cast(ids_in, DType::I64).contiguous();
+    const int64_t* id = host_ids.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (id[i] < 0 || id[i] >= table_in.rows())
+        throw_error(ErrorKind::OutOfRange, op,
+                    "id " + std::to_string(id[i]) + " at position " + std::to_string(i) + " is outside [0, " +
+                        std::to_string(table_in.rows()) + ") of " + table_in.str());
+  }
+  const bool on_gpu = table_in.device().is_webgpu() || ids_in.device().is_webgpu();
+  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && n > 0 && table_in.cols() > 0) {
+    const Device dev = table_in.device().is_webgpu() ? table_in.device() : ids_in.device();
+    if (!ids_in.device().is_cpu() && ids_in.dtype() != DType::I32)
+      throw_error(ErrorKind::Unsupported, op, "device ids must be i32 (WGSL has no 64-bit integers); cast() them first");
+    const Tensor ids32 = ids_in.device().is_cpu() ? cast(host_ids, DType::I32) : ids_in.reshape({n});
+    OpCall call{OpKind::QGetRows, op,
+                {table_in.bytes().view({table_in.rows(), static_cast<int64_t>(table_in.row_bytes())}), ids32.reshape({n})},
+                {}, {}};
+    call.attrs.qtype = static_cast<uint8_t>(table_in.qtype());
+    call.work = static_cast<double>(n) * static_cast<double>(table_in.cols());
+    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
+    if (Support s = gpu.supports(call); !s.ok)
+      throw_error(ErrorKind::Unsupported, op,
+                  table_in.str() + " on " + gpu.name() + ": " + s.reason + "; move the table and ids to the CPU first");
+    return Runtime::get().run1(call, {{n, table_in.cols()}, DType::F32}, dev).reshape(out_shape);
+  }
+  // CPU path (also for device operands under the cpu-only policy: copied to the host).
+  const QTensor table = table_in.device().is_cpu() ? table_in : table_in.to(Device::cpu());
+  if (!host_ids.defined()) {
+    host_ids = cast(ids_in.cpu(), DType::I64).contiguous();
+    const int64_t* id = host_ids.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i)
+      if (id[i] < 0 || id[i] >= table.rows())
+        throw_error(ErrorKind::OutOfRange, op, "id " + std::to_string(id[i]) + " at position " + std::to_string(i) +
+                                                   " is outside [0, " + std::to_string(table.rows()) + ")");
+  }
+  const int64_t* id = host_ids.data<int64_t>();
+  Tensor out = Tensor::empty(out_shape, DType::F32);
+  float* y = out.data<float>();
+  const uint8_t* src = table.data();
+  cpu_fast::parallel_for(0, n, 16, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      quant::dequantize_row(table.qtype(), src + static_cast<size_t>(id[i]) * table.row_bytes(), y + i * table.cols(),
+                            table.cols());
+  });
+  return table_in.device().is_cpu() ? out : out.to(table_in.device());
+}
+
+}  // namespace wgt

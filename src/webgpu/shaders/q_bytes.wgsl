@@ -1,0 +1,43 @@
+// Byte-level access to packed GGUF blocks held in `w: array<u32>` (declared by the including
+// shader), plus the block constants of the format (QK, Q_BLOCK_BYTES, Q_OFF_*), generated
+// from src/quant/blocks.hpp and injected through the QCONST define.
+{{QCONST}}
+
+fn byte_at(off: u32) -> u32 {
+  return (w[off >> 2u] >> ((off & 3u) * 8u)) & 0xFFu;
+}
+// fp16 at an even byte offset (never straddles a word).
+fn half_at(off: u32) -> f32 {
+  return unpack2x16float((w[off >> 2u] >> ((off & 2u) * 8u)) & 0xFFFFu).x;
+}
+// Q4_K/Q5_K: 6-bit scale and min of sub-block j, scales at byte offset s
+// (layout: unpack_scale_min_k in src/quant/blocks.hpp).
+fn scale_min_k(s: u32, j: u32) -> vec2<f32> {
+  if (j < 4u) {
+    return vec2<f32>(f32(byte_at(s + j) & 63u), f32(byte_at(s + j + 4u) & 63u));
+  }
+  let sc = (byte_at(s + j + 4u) & 0xFu) | ((byte_at(s + j - 4u) >> 6u) << 4u);
+  let mn = (byte_at(s + j + 4u) >> 4u) | ((byte_at(s + j) >> 6u) << 4u);
+  return vec2<f32>(f32(sc), f32(mn));
+}
+// Q8_0: the 32 int8 codes of the block at byte offset off, 4 per u32 (little-endian).
+// Blocks are 34 bytes, so qs starts 2 or 0 bytes into a word: read 9 words and realign.
+fn q8_words(off: u32) -> array<u32, 8> {
+  let w0 = (off + 2u) >> 2u;
+  let sh = ((off + 2u) & 3u) * 8u;  // 0 or 16
+  var out: array<u32, 8>;
+  for (var i = 0u; i < 8u; i = i + 1u) {
+    if (sh == 0u) {
+      out[i] = w[w0 + i];
+    } else {
+      out[i] = (w[w0 + i] >> sh) | (w[w0 + i + 1u] << (32u - sh));
+    }
+  }
+  return out;
+}
+// The four int8 of a u32 (little-endian) as floats; shifts instead of unpack4xI8 so that no
+// WGSL language extension is needed.
+fn i8x4(v: u32) -> vec4<f32> {
+  let s = bitcast<i32>(v);
+  return vec4<f32>(f32((s << 24u) >> 24u), f32((s << 16u) >> 24u), f32((s << 8u) >> 24u), f32(s >> 24u));
+}
