@@ -255,7 +255,18 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   };
   mi.userdata1 = &r;
   ++stats_.host_waits;
-  dev_->instance().wait(p.BufferMapAsync(staging, map_mode::Read, 0, size, mi), "read");
+  try {
+    dev_->instance().wait(p.BufferMapAsync(staging, map_mode::Read, 0, size, mi), "read");
+  } catch (const Error&) {
+    // A map still pending on the kept staging buffer would poison the next read: drop it
+    // (releasing aborts the map) and let the next read create a fresh one.
+    if (staging == staging_) {
+      p.BufferRelease(staging_);
+      staging_ = nullptr;
+      staging_size_ = 0;
+    }
+    throw;
+  }
   dev_->check("read");
   if (r.st != MapAsyncStatus::Success)
     throw_error(ErrorKind::RuntimeState, "read", "mapping the staging buffer failed: " + r.msg);
@@ -282,7 +293,14 @@ void WebGPUBackend::wait_idle(const char* op) {
   BufferMapCallbackInfo mi;
   mi.callback = [](MapAsyncStatus, StringView, void*, void*) {};
   ++stats_.host_waits;
-  dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+  try {
+    dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+  } catch (const Error&) {
+    // Timed out: the map stays pending on this buffer, so replace it (the work continues).
+    p.BufferRelease(sync_dst_);
+    sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+    throw;
+  }
   p.BufferUnmap(sync_dst_);
 }
 
