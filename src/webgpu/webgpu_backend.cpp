@@ -99,10 +99,15 @@ WebGPUBackend::~WebGPUBackend() {
 // ---- capability ----
 
 Support WebGPUBackend::supports(const OpCall& call) const {
-  auto check_tensor = [&](const Tensor& t) -> Support {
+  // Copy, Concat, IndexSelect and Gather move bits of any element size (i64 indices are read
+  // as u32 pairs) and argmax writes its i64 result as u32 pairs: their kernels judge dtypes.
+  // Every other kernel computes in WGSL types.
+  const bool raw_in = call.kind == OpKind::Copy || call.kind == OpKind::Concat || call.kind == OpKind::IndexSelect ||
+                      call.kind == OpKind::Gather;
+  const bool raw_out = raw_in || (call.kind == OpKind::Reduce && call.attrs.reduce == ReduceOp::ArgMax);
+  auto check_tensor = [&](const Tensor& t, bool raw) -> Support {
     if (!t.defined()) return Support::yes();
-    // Copy moves bits of any element size; every other kernel computes in WGSL types.
-    switch (call.kind == OpKind::Copy ? DType::F32 : t.dtype()) {
+    switch (raw ? DType::F32 : t.dtype()) {
       case DType::I64: case DType::F64: case DType::C64:
         return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " has no WebGPU (WGSL) representation");
       case DType::F16:
@@ -118,13 +123,13 @@ Support WebGPUBackend::supports(const OpCall& call) const {
     return Support::yes();
   };
   for (const auto& t : call.inputs)
-    if (Support s = check_tensor(t); !s.ok) return s;
+    if (Support s = check_tensor(t, raw_in); !s.ok) return s;
   for (const auto& t : call.outputs)
-    if (Support s = check_tensor(t); !s.ok) return s;
+    if (Support s = check_tensor(t, raw_out); !s.ok) return s;
   for (const auto& [shape, dt] : call.out_specs) {
-    if (call.kind != OpKind::Copy && (dt == DType::I64 || dt == DType::F64 || dt == DType::C64))
+    if (!raw_out && (dt == DType::I64 || dt == DType::F64 || dt == DType::C64))
       return Support::no(std::string("output dtype ") + dtype_name(dt) + " has no WebGPU (WGSL) representation");
-    if (dt == DType::F16 && !features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
+    if (!raw_out && dt == DType::F16 && !features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
     uint64_t n = dtype_size(dt);
     for (int64_t d : shape) n *= static_cast<uint64_t>(d);
     if (n > limits().max_storage_buffer_binding_size)

@@ -1,0 +1,351 @@
+// WebGPU launcher for OpKind::MatMul (matmul and matmul_t): picks the tiled or the small-M
+// kernel (shaders/matmul_tiled.wgsl, shaders/matmul_gemv.wgsl), folds the broadcast batch dims
+// and describes every operand by element strides so transposed views run without a copy.
+//
+// Subgroup-matrix (tensor-core) path: not reachable with the Dawn build we ship
+// (bun-webgpu-linux-x64 0.1.7): on the H200 the adapter answers that
+// ChromiumExperimentalSubgroupMatrix is not available, and lavapipe has no such feature, so there
+// is no variant for it; f16 runs on the CUDA-core kernels (see docs in kernels/matmul.hpp).
+#include "webgpu/kernels/matmul.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "webgpu/context.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+// Mirrors `struct Params` of both matmul shaders; element units.
+struct MatmulParams {
+  uint32_t M, N, K, batch_base;
+  uint32_t a_off, a_ms, a_ks, o_off;
+  uint32_t b_off, b_ks, b_ns, o_rs;
+  uint32_t o_bs, bd1, bd2, pad0;
+  uint32_t a_bs0, a_bs1, a_bs2, pad1;
+  uint32_t b_bs0, b_bs1, b_bs2, pad2;
+};
+static_assert(sizeof(MatmulParams) == 96, "must match the WGSL Params struct");
+
+struct TileConfig {
+  uint32_t bm, bn, bk, tm, tn;
+};
+struct GemvConfig {
+  uint32_t wg, ks;
+};
+
+constexpr uint32_t kGemvMaxM = 4;  // MMAX in matmul_gemv.wgsl
+constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
+
+thread_local std::string g_last_variant;
+
+// Logical 2-D view of one operand: element (r, c) at off + r*rs + c*cs (+ batch strides).
+struct Operand {
+  Tensor t;
+  int64_t rs = 0, cs = 0;
+};
+
+uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// Largest element index a view can touch (offset included); used for the u32 index budget.
+uint64_t max_index(const Tensor& t) {
+  uint64_t m = static_cast<uint64_t>(t.offset());
+  for (int d = 0; d < t.dim(); ++d)
+    if (t.shape()[d] > 0) m += static_cast<uint64_t>(t.shape()[d] - 1) * static_cast<uint64_t>(t.strides()[d]);
+  return m;
+}
+
+bool has_negative_stride(const Tensor& t) {
+  for (int64_t s : t.strides())
+    if (s < 0) return true;
+  return false;
+}
+
+bool parse_uints(const char* s, uint32_t* out, int n) {
+  for (int i = 0; i < n; ++i) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(s, &end, 10);
+    if (end == s || v == 0 || v > 4096) return false;
+    out[i] = static_cast<uint32_t>(v);
+    if (i + 1 < n) {
+      if (*end != 'x') return false;
+      s = end + 1;
+    } else if (*end != '\0') {
+      return false;
+    }
+  }
+  return true;
+}
+
+uint32_t tile_smem_bytes(const TileConfig& c, bool f16_compute) {
+  const uint32_t vec4_bytes = f16_compute ? 8 : 16;
+  return 2 * c.bk * (c.bm / 4 + 1 + c.bn / 4 + 1) * vec4_bytes;
+}
+
+// Empty when `c` runs on this device, else the reason.
+std::string tile_problem(const Context& ctx, const TileConfig& c, bool f16_compute) {
+  if (c.tm % 4 || c.tn % 4) return "TM and TN must be multiples of 4";
+  if (c.bm % c.tm || c.bn % c.tn) return "BM must be a multiple of TM and BN of TN";
+  const uint32_t nt = (c.bm / c.tm) * (c.bn / c.tn);
+  if ((c.bm * c.bk) % nt || (c.bn * c.bk) % nt)
+    return "BM*BK and BN*BK must be multiples of the invocation count (BM/TM)*(BN/TN)=" + std::to_string(nt);
+  const Limits& l = ctx.limits();
+  if (nt > l.max_compute_invocations_per_workgroup || nt > l.max_compute_workgroup_size_x)
+    return std::to_string(nt) + " invocations exceed the device limit " +
+           std::to_string(std::min(l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x));
+  if (tile_smem_bytes(c, f16_compute) > l.max_compute_workgroup_storage_size)
+    return "needs " + std::to_string(tile_smem_bytes(c, f16_compute)) + " bytes of workgroup storage, device has " +
+           std::to_string(l.max_compute_workgroup_storage_size);
+  return {};
+}
+
+bool f16_accumulate() {
+  const char* v = std::getenv("WGT_MATMUL_ACC");
+  if (!v || !*v || std::string(v) == "f32") return false;
+  if (std::string(v) == "f16") return true;
+  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_ACC='") + v + "'; use f32 or f16");
+}
+
+TileConfig choose_tile(const Context& ctx, uint64_t M, uint64_t N, uint64_t batch, bool f16_compute) {
+  if (const char* v = std::getenv("WGT_MATMUL_TILE"); v && *v) {
+    uint32_t f[5];
+    if (!parse_uints(v, f, 5))
+      throw_error(ErrorKind::InvalidArgument, "matmul",
+                  std::string("WGT_MATMUL_TILE='") + v + "'; expected BMxBNxBKxTMxTN, e.g. 128x128x8x8x8");
+    TileConfig c{f[0], f[1], f[2], f[3], f[4]};
+    if (std::string why = tile_problem(ctx, c, f16_compute); !why.empty())
+      throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_TILE='") + v + "': " + why);
+    return c;
+  }
+  // The 128x128 tile (8x8 per invocation) has the best math/memory ratio but needs enough
+  // tiles to fill the GPU (256 = about two per SM of a 132-SM H200); below that the 64x64
+  // tile gives four times as many workgroups. WGT_MATMUL_TILE sweeps let this be re-tuned.
+  const TileConfig big{128, 128, 8, 8, 8}, mid{64, 64, 8, 4, 4}, small{32, 32, 8, 4, 4};
+  const uint64_t big_tiles = uint64_t{ceil_div(M, 128)} * ceil_div(N, 128) * batch;
+  if (big_tiles >= 256 && tile_problem(ctx, big, f16_compute).empty()) return big;
+  if (tile_problem(ctx, mid, f16_compute).empty()) return mid;
+  return small;  // 64 invocations, 4.3 KB: within WebGPU's default limits
+}
+
+GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
+  *enabled = true;
+  if (const char* v = std::getenv("WGT_MATMUL_GEMV"); v && *v) {
+    if (std::string(v) == "off") {
+      *enabled = false;
+      return {};
+    }
+    uint32_t f[2];
+    const bool ok = parse_uints(v, f, 2) && (f[1] & (f[1] - 1)) == 0 && f[0] % f[1] == 0 &&
+                    f[0] <= ctx.limits().max_compute_invocations_per_workgroup &&
+                    f[0] <= ctx.limits().max_compute_workgroup_size_x &&
+                    f[0] * kGemvMaxM * 4 <= ctx.limits().max_compute_workgroup_storage_size;
+    if (!ok)
+      throw_error(ErrorKind::InvalidArgument, "matmul",
+                  std::string("WGT_MATMUL_GEMV='") + v +
+                      "'; expected WGxKS with KS a power of two dividing WG, WG within the device's "
+                      "invocation limit (e.g. 256x64), or off");
+    return {f[0], f[1]};
+  }
+  // K-contiguous B: 64 lanes share a column (coalesced along K); otherwise 32 columns side
+  // by side with 8 K-splitters, so N=4096 still yields 128 workgroups.
+  return kfast ? GemvConfig{256, 64} : GemvConfig{256, 8};
+}
+
+// One folded batch dim: size and element strides of a, b and the output.
+struct BatchDim {
+  int64_t size, sa, sb, so;
+};
+
+// Batch dims of the output with a's and b's broadcast strides; size-1 dims dropped and
+// adjacent dims merged where all three operands allow it. Outermost first.
+std::vector<BatchDim> fold_batch(const Tensor& a, const Tensor& b, const Tensor& out) {
+  const int rank = out.dim() - 2;
+  std::vector<BatchDim> dims;
+  int64_t so = out.size(-1) * out.size(-2);
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t size = out.shape()[d];
+    const int da = d - (rank - (a.dim() - 2)), db = d - (rank - (b.dim() - 2));
+    const int64_t sa = (da >= 0 && a.shape()[da] != 1) ? a.strides()[da] : 0;
+    const int64_t sb = (db >= 0 && b.shape()[db] != 1) ? b.strides()[db] : 0;
+    if (size != 1) {
+      if (!dims.empty()) {
+        BatchDim& in = dims.back();  // the next-inner kept dim
+        if (sa == in.sa * in.size && sb == in.sb * in.size && so == in.so * in.size) {
+          in.size *= size;  // the merged dim keeps the inner dim's strides
+          so *= size;
+          continue;
+        }
+      }
+      dims.push_back({size, sa, sb, so});
+    }
+    so *= size;
+  }
+  std::reverse(dims.begin(), dims.end());
+  return dims;
+}
+
+}  // namespace
+
+const std::string& matmul_last_variant() { return g_last_variant; }
+
+namespace {
+
+Support check_matmul(const Context& ctx, const OpCall& call) {
+  if (call.inputs.size() != 2 || call.outputs.size() != 1) return Support::no("matmul takes two inputs and one output");
+  const Tensor &a = call.inputs[0], &b = call.inputs[1], &out = call.outputs[0];
+  const DType dt = a.dtype();
+  if (b.dtype() != dt || out.dtype() != dt)
+    return Support::no("operands and output must share one dtype; cast() first");
+  if (dt == DType::F16 && !ctx.features().shader_f16)
+    return Support::no("f16 matmul needs the shader-f16 feature, which this adapter lacks; cast to f32");
+  if (dt != DType::F32 && dt != DType::F16)
+    return Support::no(std::string("dtype ") + dtype_name(dt) + " has no WebGPU matmul kernel; cast to f32 or f16");
+  if (a.dim() < 2 || b.dim() < 2 || out.dim() < 2)
+    return Support::no("operands must be at least 2-D (the front-end promotes 1-D operands)");
+  const int64_t M = a.size(-2), K = a.size(-1);
+  const int64_t N = call.attrs.transpose_b ? b.size(-2) : b.size(-1);
+  const int64_t Kb = call.attrs.transpose_b ? b.size(-1) : b.size(-2);
+  if (Kb != K || out.size(-2) != M || out.size(-1) != N || out.dim() < std::max(a.dim(), b.dim()))
+    return Support::no("output shape does not match the operands");
+  if (out.numel() != 0 && !out.is_contiguous()) return Support::no("the output must be contiguous");
+  for (int d = 0; d < out.dim() - 2; ++d) {  // batch dims broadcast (right-aligned)
+    const int da = d - (out.dim() - a.dim()), db = d - (out.dim() - b.dim());
+    const int64_t n = out.shape()[d];
+    if ((da >= 0 && a.shape()[da] != 1 && a.shape()[da] != n) || (db >= 0 && b.shape()[db] != 1 && b.shape()[db] != n))
+      return Support::no("batch dims of the operands do not broadcast to the output's");
+  }
+  if (has_negative_stride(a) || has_negative_stride(b)) return Support::no("negative strides are not supported");
+  for (const Tensor* t : {&a, &b, &out}) {
+    if (max_index(*t) > kU32Max) return Support::no("tensor too large for 32-bit element indexing");
+    if (t->storage() && t->storage()->nbytes() > ctx.limits().max_storage_buffer_binding_size)
+      return Support::no("a buffer exceeds maxStorageBufferBindingSize (" +
+                         std::to_string(ctx.limits().max_storage_buffer_binding_size) + " bytes)");
+  }
+  if (ctx.limits().max_storage_buffers_per_shader_stage < 3) return Support::no("needs 3 storage buffers per stage");
+  return Support::yes();
+}
+
+// A view the kernels read directly when one of its two matrix strides is the unit one (any
+// batch strides); otherwise one compaction makes it so.
+Operand operand(Context& ctx, const Tensor& t, bool transposed) {
+  auto unit = [](const Tensor& x) {
+    return x.size(-1) <= 1 || x.size(-2) <= 1 || x.strides()[x.dim() - 1] == 1 || x.strides()[x.dim() - 2] == 1;
+  };
+  Operand op;
+  op.t = unit(t) ? t : ctx.compact(t);
+  const int64_t s_row = op.t.strides()[op.t.dim() - 2], s_col = op.t.strides()[op.t.dim() - 1];
+  // For B we describe (k, n): matmul has b[k][n], matmul_t has b[n][k].
+  op.rs = transposed ? s_col : s_row;
+  op.cs = transposed ? s_row : s_col;
+  return op;
+}
+
+void launch_matmul(Context& ctx, OpCall& call) {
+  Tensor& out = call.outputs[0];
+  if (out.numel() == 0) return;
+  const bool tb = call.attrs.transpose_b;
+  Operand A = operand(ctx, call.inputs[0], false);  // (m, k): rs = m stride, cs = k stride
+  Operand B = operand(ctx, call.inputs[1], tb);     // (k, n): rs = k stride, cs = n stride
+  const uint64_t M = static_cast<uint64_t>(out.size(-2)), N = static_cast<uint64_t>(out.size(-1));
+  const uint64_t K = static_cast<uint64_t>(A.t.size(-1));
+  const bool f16 = out.dtype() == DType::F16;
+
+  std::vector<BatchDim> dims = fold_batch(A.t, B.t, out);
+  // The shader decodes up to three batch dims; any further (outer) ones loop here.
+  const size_t host_dims = dims.size() > 3 ? dims.size() - 3 : 0;
+  std::vector<BatchDim> dev(dims.begin() + static_cast<long>(host_dims), dims.end());
+  while (dev.size() < 3) dev.insert(dev.begin(), BatchDim{1, 0, 0, 0});
+  const uint64_t dev_batch = static_cast<uint64_t>(dev[0].size * dev[1].size * dev[2].size);
+  uint64_t host_batch = 1;
+  for (size_t i = 0; i < host_dims; ++i) host_batch *= static_cast<uint64_t>(dims[i].size);
+
+  // Kernel choice.
+  const bool a_kfast = !(A.rs == 1 && A.cs != 1 && K > 1);
+  const bool b_kfast = B.rs == 1 && B.cs != 1 && K > 1;
+  const char* enable = f16 ? "enable f16;" : "";
+  const char* tname = f16 ? "f16" : "f32";
+  bool gemv_on = false;
+  GemvConfig gc{};
+  if (M <= kGemvMaxM) gc = choose_gemv(ctx, b_kfast, &gemv_on);
+  ShaderVariant v;
+  uint32_t row_tile = 0, col_tile = 0;
+  if (gemv_on) {
+    v.shader = "matmul_gemv";
+    v.defines = {{"ENABLE", enable}, {"T", tname}, {"WG", std::to_string(gc.wg)}, {"KS", std::to_string(gc.ks)},
+                 {"B_KFAST", b_kfast ? "true" : "false"}};
+    row_tile = kGemvMaxM;
+    col_tile = gc.wg / gc.ks;
+    g_last_variant = "gemv " + std::to_string(gc.wg) + "x" + std::to_string(gc.ks) + (b_kfast ? " kfast" : " nfast");
+  } else {
+    const bool acc16 = f16 && f16_accumulate();
+    const TileConfig c = choose_tile(ctx, M, N, dev_batch * host_batch, acc16);
+    v.shader = "matmul_tiled";
+    v.defines = {{"ENABLE", enable}, {"T", tname}, {"CT", acc16 ? "f16" : "f32"},
+                 {"BM", std::to_string(c.bm)}, {"BN", std::to_string(c.bn)}, {"BK", std::to_string(c.bk)},
+                 {"TM", std::to_string(c.tm)}, {"TN", std::to_string(c.tn)},
+                 {"A_KFAST", a_kfast ? "true" : "false"}, {"B_KFAST", b_kfast ? "true" : "false"}};
+    row_tile = c.bm;
+    col_tile = c.bn;
+    g_last_variant = "tiled " + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk) + " " +
+                     std::to_string(c.tm) + "x" + std::to_string(c.tn) + " acc=" + (acc16 ? "f16" : "f32") +
+                     (a_kfast ? " a:k" : " a:m") + (b_kfast ? " b:k" : " b:n");
+  }
+  const Pipeline* pipe = ctx.pipeline(v);
+
+  MatmulParams base{};
+  base.K = static_cast<uint32_t>(K);
+  base.a_ms = static_cast<uint32_t>(A.rs), base.a_ks = static_cast<uint32_t>(A.cs);
+  base.b_ks = static_cast<uint32_t>(B.rs), base.b_ns = static_cast<uint32_t>(B.cs);
+  base.o_rs = static_cast<uint32_t>(N), base.o_bs = static_cast<uint32_t>(M * N);
+  base.bd1 = static_cast<uint32_t>(dev[1].size), base.bd2 = static_cast<uint32_t>(dev[2].size);
+  base.a_bs0 = static_cast<uint32_t>(dev[0].sa), base.a_bs1 = static_cast<uint32_t>(dev[1].sa);
+  base.a_bs2 = static_cast<uint32_t>(dev[2].sa);
+  base.b_bs0 = static_cast<uint32_t>(dev[0].sb), base.b_bs1 = static_cast<uint32_t>(dev[1].sb);
+  base.b_bs2 = static_cast<uint32_t>(dev[2].sb);
+
+  const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+  const uint64_t m_chunk = (M <= kGemvMaxM && gemv_on) ? M : max_groups * row_tile;
+  const uint64_t n_chunk = max_groups * col_tile;
+  const Arg args[3] = {ctx.arg(A.t), ctx.arg(B.t), ctx.arg(out, false)};
+
+  std::vector<int64_t> idx(host_dims, 0);
+  for (uint64_t h = 0; h < host_batch; ++h) {
+    int64_t a_off = A.t.offset(), b_off = B.t.offset(), o_off = out.offset();
+    for (size_t d = 0; d < host_dims; ++d)
+      a_off += idx[d] * dims[d].sa, b_off += idx[d] * dims[d].sb, o_off += idx[d] * dims[d].so;
+    for (uint64_t z0 = 0; z0 < dev_batch; z0 += max_groups) {
+      for (uint64_t m0 = 0; m0 < M; m0 += m_chunk) {
+        for (uint64_t n0 = 0; n0 < N; n0 += n_chunk) {
+          MatmulParams p = base;
+          p.batch_base = static_cast<uint32_t>(z0);
+          p.M = static_cast<uint32_t>(std::min(m_chunk, M - m0));
+          p.N = static_cast<uint32_t>(std::min(n_chunk, N - n0));
+          p.a_off = static_cast<uint32_t>(a_off + static_cast<int64_t>(m0) * A.rs);
+          p.b_off = static_cast<uint32_t>(b_off + static_cast<int64_t>(n0) * B.cs);
+          p.o_off = static_cast<uint32_t>(o_off + static_cast<int64_t>(m0 * N + n0));
+          Dispatch d;
+          d.pipeline = pipe;
+          d.args.assign(args, args + 3);
+          d.params = &p;
+          d.params_size = sizeof p;
+          d.groups_x = ceil_div(p.N, col_tile);
+          d.groups_y = gemv_on ? 1 : ceil_div(p.M, row_tile);
+          d.groups_z = static_cast<uint32_t>(std::min(max_groups, dev_batch - z0));
+          ctx.dispatch(d);  // records (and copies) the params; no host wait
+        }
+      }
+    }
+    for (int d = static_cast<int>(host_dims) - 1; d >= 0; --d) {  // odometer over host dims
+      if (++idx[d] < dims[d].size) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void register_matmul_kernels(KernelRegistry& r) { r.add(OpKind::MatMul, check_matmul, launch_matmul); }
+
+}  // namespace wgt::webgpu

@@ -1,0 +1,40 @@
+// LayerNorm over the last dim of a strided tensor, one workgroup per row: mean, then the
+// centered variance (two-pass, for accuracy), then y = (x - mean) / sqrt(var + eps) * w + b.
+// Defines: ENABLE, T, HAS_W, HAS_B (missing operands are bound to x by the launcher).
+{{ENABLE}}
+#include "reduce_common"
+
+const HAS_W: bool = {{HAS_W}};
+const HAS_B: bool = {{HAS_B}};
+
+@group(0) @binding(0) var<storage, read> x: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> w: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> b: array<{{T}}>;
+@group(0) @binding(3) var<storage, read_write> y: array<{{T}}>;
+@group(0) @binding(4) var<uniform> p: RowParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.n_out) { return; }
+  let ib = p.in_off + row_in_off(row);
+  let ob = p.out_off + row_out_off(row);
+  let is = p.istride[0].x;
+  let n = f32(p.n_red);
+  var s = 0.0;
+  for (var r = lid; r < p.n_red; r += WG) { s += f32(x[ib + r * is]); }
+  let mean = wg_sum(s, lid) / n;
+  var q = 0.0;
+  for (var r = lid; r < p.n_red; r += WG) {
+    let d = f32(x[ib + r * is]) - mean;
+    q += d * d;
+  }
+  let inv = inverseSqrt(wg_sum(q, lid) / n + p.eps);
+  for (var r = lid; r < p.n_red; r += WG) {
+    var o = (f32(x[ib + r * is]) - mean) * inv;
+    if (HAS_W) { o *= f32(w[p.w_off + r * p.w_stride]); }
+    if (HAS_B) { o += f32(b[p.b_off + r * p.b_stride]); }
+    y[ob + r] = {{T}}(o);
+  }
+}

@@ -1,0 +1,53 @@
+// LayerNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight/bias contiguous),
+// one workgroup per row held in registers: read once, mean, centered variance, write.
+// Defines: ENABLE, T, HAS_W, HAS_B, CACHE (vec4 per invocation).
+{{ENABLE}}
+#include "reduce_common"
+
+const HAS_W: bool = {{HAS_W}};
+const HAS_B: bool = {{HAS_B}};
+const CACHE: u32 = {{CACHE}}u;
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<{{T}}>>;
+@group(0) @binding(1) var<storage, read> w: array<vec4<{{T}}>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<{{T}}>>;
+@group(0) @binding(3) var<storage, read_write> y: array<vec4<{{T}}>>;
+@group(0) @binding(4) var<uniform> p: RowParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.n_out) { return; }
+  let ib = (p.in_off + row_in_off(row)) / 4u;
+  let ob = (p.out_off + row_out_off(row)) / 4u;
+  let n4 = p.n_red / 4u;
+  let n = f32(p.n_red);
+  var v: array<vec4<f32>, CACHE>;
+  var s = 0.0;
+  for (var c = 0u; c < CACHE; c++) {
+    let i = lid + c * WG;
+    if (i < n4) {
+      v[c] = vec4<f32>(x[ib + i]);
+      s += (v[c].x + v[c].y) + (v[c].z + v[c].w);
+    }
+  }
+  let mean = wg_sum(s, lid) / n;
+  var q = 0.0;
+  for (var c = 0u; c < CACHE; c++) {
+    if (lid + c * WG < n4) {
+      v[c] -= vec4<f32>(mean);
+      q += dot(v[c], v[c]);
+    }
+  }
+  let inv = inverseSqrt(wg_sum(q, lid) / n + p.eps);
+  for (var c = 0u; c < CACHE; c++) {
+    let i = lid + c * WG;
+    if (i < n4) {
+      var o = v[c] * inv;
+      if (HAS_W) { o *= vec4<f32>(w[p.w_off / 4u + i]); }
+      if (HAS_B) { o += vec4<f32>(b[p.b_off / 4u + i]); }
+      y[ob + i] = vec4<{{T}}>(o);
+    }
+  }
+}

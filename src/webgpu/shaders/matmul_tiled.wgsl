@@ -1,0 +1,184 @@
+// Register-blocked tiled matmul: o[z, m, n] = sum_k A[z, m, k] * B[z, k, n] (launcher: kernels/matmul.cpp).
+// One workgroup computes a BM x BN output tile; each invocation owns TM x TN outputs held in
+// registers. K is walked in BK chunks staged in workgroup memory (two buffers: the next chunk is
+// fetched into registers while the current one is consumed, so one barrier per chunk suffices).
+// Operands are read through element strides, so transposed views need no compaction; the
+// *_KFAST defines only pick which thread->element mapping keeps the global reads coalesced.
+//
+// Defines: ENABLE ("enable f16;" or ""), T (storage f32|f16), CT (compute/accumulate type),
+// BM BN BK TM TN (TM, TN multiples of 4; BM*BK and BN*BK multiples of the invocation count),
+// A_KFAST / B_KFAST (true when the operand's K stride is the unit one).
+{{ENABLE}}
+
+alias T = {{T}};
+alias CT = {{CT}};
+
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const BK: u32 = {{BK}}u;
+const TM: u32 = {{TM}}u;
+const TN: u32 = {{TN}}u;
+const A_KFAST: bool = {{A_KFAST}};
+const B_KFAST: bool = {{B_KFAST}};
+
+const NTX: u32 = BN / TN;             // invocations along N
+const NTY: u32 = BM / TM;             // invocations along M
+const NT: u32 = NTX * NTY;
+const TM4: u32 = TM / 4u;
+const TN4: u32 = TN / 4u;
+// Rows of the staged tiles are K-major and padded by one vec4: the transposing stores of a
+// K-contiguous operand then hit distinct banks instead of all landing on one.
+const AS_STRIDE: u32 = BM / 4u + 1u;
+const BS_STRIDE: u32 = BN / 4u + 1u;
+const AS_BUF: u32 = BK * AS_STRIDE;
+const BS_BUF: u32 = BK * BS_STRIDE;
+const LA: u32 = BM * BK / NT;         // A elements fetched per invocation per chunk
+const LB: u32 = BN * BK / NT;
+
+// Mirrors MatmulParams in kernels/matmul.cpp (element units).
+struct Params {
+  M: u32, N: u32, K: u32, batch_base: u32,
+  a_off: u32, a_ms: u32, a_ks: u32, o_off: u32,
+  b_off: u32, b_ks: u32, b_ns: u32, o_rs: u32,
+  o_bs: u32, bd1: u32, bd2: u32, pad0: u32,
+  a_bs0: u32, a_bs1: u32, a_bs2: u32, pad1: u32,
+  b_bs0: u32, b_bs1: u32, b_bs2: u32, pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<T>;
+@group(0) @binding(1) var<storage, read> b: array<T>;
+@group(0) @binding(2) var<storage, read_write> o: array<T>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+var<workgroup> As: array<vec4<CT>, 2u * AS_BUF>;
+var<workgroup> Bs: array<vec4<CT>, 2u * BS_BUF>;
+
+// Element (m, k) of the A chunk handled by fetch slot i of invocation lid.
+fn a_slot(lid: u32, i: u32) -> vec2<u32> {
+  let e = lid + i * NT;
+  if (A_KFAST) { return vec2<u32>(e / BK, e % BK); }
+  return vec2<u32>(e % BM, e / BM);
+}
+// Element (n, k) of the B chunk handled by fetch slot i of invocation lid.
+fn b_slot(lid: u32, i: u32) -> vec2<u32> {
+  let e = lid + i * NT;
+  if (B_KFAST) { return vec2<u32>(e / BK, e % BK); }
+  return vec2<u32>(e % BN, e / BN);
+}
+
+fn fetch_a(lid: u32, base: u32, m0: u32, k0: u32) -> array<CT, LA> {
+  var r: array<CT, LA>;
+  for (var i = 0u; i < LA; i++) {
+    let s = a_slot(lid, i);
+    let m = m0 + s.x;
+    let k = k0 + s.y;
+    if (m < p.M && k < p.K) { r[i] = CT(a[base + m * p.a_ms + k * p.a_ks]); }
+  }
+  return r;
+}
+fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> array<CT, LB> {
+  var r: array<CT, LB>;
+  for (var i = 0u; i < LB; i++) {
+    let s = b_slot(lid, i);
+    let n = n0 + s.x;
+    let k = k0 + s.y;
+    if (n < p.N && k < p.K) { r[i] = CT(b[base + k * p.b_ks + n * p.b_ns]); }
+  }
+  return r;
+}
+fn stage_a(lid: u32, buf: u32, r: ptr<function, array<CT, LA>>) {
+  for (var i = 0u; i < LA; i++) {
+    let s = a_slot(lid, i);
+    As[buf * AS_BUF + s.y * AS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
+  }
+}
+fn stage_b(lid: u32, buf: u32, r: ptr<function, array<CT, LB>>) {
+  for (var i = 0u; i < LB; i++) {
+    let s = b_slot(lid, i);
+    Bs[buf * BS_BUF + s.y * BS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
+  }
+}
+
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  // Batch coordinates: the launcher folds the batch dims into at most three (d0, bd1, bd2).
+  let z = wid.z + p.batch_base;
+  let i2 = z % p.bd2;
+  let i1 = (z / p.bd2) % p.bd1;
+  let i0 = z / (p.bd2 * p.bd1);
+  let a_base = p.a_off + i0 * p.a_bs0 + i1 * p.a_bs1 + i2 * p.a_bs2;
+  let b_base = p.b_off + i0 * p.b_bs0 + i1 * p.b_bs1 + i2 * p.b_bs2;
+  let o_base = p.o_off + z * p.o_bs;
+
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
+  let tx = lid % NTX;
+  let ty = lid / NTX;
+
+  // Invocation (tx, ty) owns rows 4*(ty + ii*NTY) + r and columns 4*(tx + jj*NTX) + c: the
+  // vec4 reads of the staged tiles are then broadcast (A) or consecutive (B) within a subgroup.
+  var acc: array<vec4<CT>, TM * TN4>;
+
+  let chunks = (p.K + BK - 1u) / BK;
+  var ra = fetch_a(lid, a_base, m0, 0u);
+  var rb = fetch_b(lid, b_base, n0, 0u);
+  stage_a(lid, 0u, &ra);
+  stage_b(lid, 0u, &rb);
+  workgroupBarrier();
+
+  for (var t = 0u; t < chunks; t++) {
+    let cur = t & 1u;
+    let more = t + 1u < chunks;
+    if (more) {
+      // Issued before the math so the global latency overlaps it.
+      ra = fetch_a(lid, a_base, m0, (t + 1u) * BK);
+      rb = fetch_b(lid, b_base, n0, (t + 1u) * BK);
+    }
+    let abuf = cur * AS_BUF;
+    let bbuf = cur * BS_BUF;
+    for (var kk = 0u; kk < BK; kk++) {
+      var av: array<vec4<CT>, TM4>;
+      var bv: array<vec4<CT>, TN4>;
+      for (var ii = 0u; ii < TM4; ii++) { av[ii] = As[abuf + kk * AS_STRIDE + ty + ii * NTY]; }
+      for (var jj = 0u; jj < TN4; jj++) { bv[jj] = Bs[bbuf + kk * BS_STRIDE + tx + jj * NTX]; }
+      for (var ii = 0u; ii < TM4; ii++) {
+        for (var r = 0u; r < 4u; r++) {
+          let s = vec4<CT>(av[ii][r]);
+          for (var jj = 0u; jj < TN4; jj++) {
+            let idx = (ii * 4u + r) * TN4 + jj;
+            acc[idx] = fma(s, bv[jj], acc[idx]);
+          }
+        }
+      }
+    }
+    if (more) {
+      // The other buffer was last read in chunk t-1, which every invocation finished before
+      // the barrier that closed it.
+      stage_a(lid, 1u - cur, &ra);
+      stage_b(lid, 1u - cur, &rb);
+    }
+    workgroupBarrier();
+  }
+
+  for (var ii = 0u; ii < TM4; ii++) {
+    for (var r = 0u; r < 4u; r++) {
+      let m = m0 + (ty + ii * NTY) * 4u + r;
+      if (m >= p.M) { continue; }
+      for (var jj = 0u; jj < TN4; jj++) {
+        let n = n0 + (tx + jj * NTX) * 4u;
+        var v = acc[(ii * 4u + r) * TN4 + jj];
+        let dst = o_base + m * p.o_rs + n;
+        if (n + 3u < p.N) {
+          o[dst] = T(v.x);
+          o[dst + 1u] = T(v.y);
+          o[dst + 2u] = T(v.z);
+          o[dst + 3u] = T(v.w);
+        } else {
+          for (var c = 0u; c < 4u; c++) {
+            if (n + c < p.N) { o[dst + c] = T(v[c]); }
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// RMSNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight contiguous), one
+// workgroup per row held in registers so the row is read from memory once.
+// Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation).
+{{ENABLE}}
+#include "reduce_common"
+
+const HAS_W: bool = {{HAS_W}};
+const CACHE: u32 = {{CACHE}}u;
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<{{T}}>>;
+@group(0) @binding(1) var<storage, read> w: array<vec4<{{T}}>>;
+@group(0) @binding(2) var<storage, read_write> y: array<vec4<{{T}}>>;
+@group(0) @binding(3) var<uniform> p: RowParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.n_out) { return; }
+  let ib = (p.in_off + row_in_off(row)) / 4u;
+  let ob = (p.out_off + row_out_off(row)) / 4u;
+  let n4 = p.n_red / 4u;
+  var v: array<vec4<f32>, CACHE>;
+  var ss = 0.0;
+  for (var c = 0u; c < CACHE; c++) {
+    let i = lid + c * WG;
+    if (i < n4) {
+      v[c] = vec4<f32>(x[ib + i]);
+      ss += dot(v[c], v[c]);
+    }
+  }
+  ss = wg_sum(ss, lid);
+  let inv = inverseSqrt(ss / f32(p.n_red) + p.eps);
+  for (var c = 0u; c < CACHE; c++) {
+    let i = lid + c * WG;
+    if (i < n4) {
+      var o = v[c] * inv;
+      if (HAS_W) { o *= vec4<f32>(w[p.w_off / 4u + i]); }
+      y[ob + i] = vec4<{{T}}>(o);
+    }
+  }
+}

@@ -1,0 +1,331 @@
+// Conformance of the WebGPU matmul kernels (kernels/matmul.cpp) against the CPU reference
+// backend (f64): odd and edge sizes, broadcast batches, transposed/strided views, K=0, empty M, large
+// values, f32 and f16, guard regions around an output that starts at a nonzero offset.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "webgpu/kernels/matmul.hpp"
+#include "wgt/wgt.hpp"
+
+namespace wgt {
+namespace {
+
+constexpr int64_t kGuard = 37;  // odd, so f16 outputs also start mid-word
+
+DeviceBackend* gpu_or_skip(std::string* why) {
+  DeviceBackend* gpu = Runtime::get().webgpu_backend(0, why);
+  return gpu;
+}
+
+#define REQUIRE_GPU(gpu)                                 \
+  std::string why_;                                      \
+  DeviceBackend* gpu = gpu_or_skip(&why_);               \
+  if (!gpu) GTEST_SKIP() << "no WebGPU adapter: " << why_;
+
+std::vector<float> host_values(const Tensor& t) {  // logical elements, row-major, as f32
+  // Download the whole storage and walk the view on the host, so reading a strided GPU view
+  // depends on nothing but the transfer.
+  auto host = std::make_shared<Storage>(t.storage()->nbytes(), Device::cpu());
+  host->ensure_host();
+  Runtime::get().read_bytes(*t.storage(), 0, host->host_data(), host->nbytes());
+  Tensor c = Tensor(host, t.shape(), t.strides(), t.offset(), t.dtype()).contiguous();
+  std::vector<float> v(static_cast<size_t>(c.numel()));
+  if (t.dtype() == DType::F32) return c.to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) v[i] = f16_to_f32(c.data<f16_t>()[i].bits);
+  return v;
+}
+
+// Uniform values in [-scale, scale), stored as `dt`, uploaded to the GPU.
+Tensor random_gpu(const Shape& shape, DType dt, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  const size_t n = static_cast<size_t>(checked_numel(shape));
+  if (dt == DType::F32) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return Tensor::from_host(v.data(), n * 4, shape, dt, Device::webgpu());
+  }
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = f32_to_f16(dist(rng));
+  return Tensor::from_host(v.data(), n * 2, shape, dt, Device::webgpu());
+}
+
+struct Oracle {
+  std::vector<double> ref, scale;  // result and sum_k |a*b| per element (error scale)
+  Shape shape;
+};
+
+// The CPU reference backend's matmul on f64 copies of the operands (exact values of the
+// stored f32/f16 elements), batch dims broadcast as the front-end does.
+std::vector<double> reference_matmul(const std::vector<double>& av, const Shape& as, const std::vector<double>& bv,
+                                     const Shape& bs, bool tb, const Shape& batch, const Shape& out_shape) {
+  Shape af = batch, bf = batch;
+  af.insert(af.end(), as.end() - 2, as.end());
+  bf.insert(bf.end(), bs.end() - 2, bs.end());
+  Tensor a = Tensor::from_vector(av, as).expand(af), b = Tensor::from_vector(bv, bs).expand(bf);
+  OpCall call{OpKind::MatMul, tb ? "matmul_t" : "matmul", {a, b}, {Tensor::empty(out_shape, DType::F64)}, {}, 0.0};
+  call.attrs.transpose_b = tb;
+  Backend& ref = Runtime::get().cpu_backend(CpuMode::Reference);
+  Support s = ref.supports(call);
+  if (!s.ok) throw_error(ErrorKind::Unsupported, "test_matmul", "cpu-reference cannot run matmul: " + s.reason);
+  ref.execute(call);
+  return call.outputs[0].to_vector<double>();
+}
+
+Oracle oracle(const Tensor& a, const Tensor& b, bool tb) {
+  const std::vector<float> af = host_values(a), bf = host_values(b);
+  std::vector<double> av(af.begin(), af.end()), bv(bf.begin(), bf.end());
+  const int64_t M = a.size(-2), N = tb ? b.size(-2) : b.size(-1);
+  Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                                 Shape(b.shape().begin(), b.shape().end() - 2), "oracle");
+  Oracle o;
+  o.shape = batch;
+  o.shape.push_back(M);
+  o.shape.push_back(N);
+  o.ref = reference_matmul(av, a.shape(), bv, b.shape(), tb, batch, o.shape);
+  for (double& x : av) x = std::fabs(x);
+  for (double& x : bv) x = std::fabs(x);
+  o.scale = reference_matmul(av, a.shape(), bv, b.shape(), tb, batch, o.shape);
+  return o;
+}
+
+// Runs matmul(a, b) on the GPU into a guarded output and checks it against the oracle.
+// `variant` gets the kernel variant the launcher chose.
+void check_impl(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb, std::string& variant) {
+  const Oracle o = oracle(a, b, tb);
+  const DType dt = a.dtype();
+  const int64_t n = checked_numel(o.shape), total = n + 2 * kGuard;
+  const float sentinel = 1234.0f;  // exactly representable in f16
+  std::vector<uint8_t> init(static_cast<size_t>(total) * dtype_size(dt));
+  for (int64_t i = 0; i < total; ++i) {
+    if (dt == DType::F32) std::memcpy(&init[i * 4], &sentinel, 4);
+    else { uint16_t h = f32_to_f16(sentinel); std::memcpy(&init[i * 2], &h, 2); }
+  }
+  Tensor whole = Tensor::from_host(init.data(), init.size(), {total}, dt, Device::webgpu());
+  Tensor out(whole.storage(), o.shape, contiguous_strides(o.shape), kGuard, dt);
+
+  OpCall call{OpKind::MatMul, tb ? "matmul_t" : "matmul", {a, b}, {out}, {}, 0.0};
+  call.attrs.transpose_b = tb;
+  Support s = gpu->supports(call);
+  EXPECT_TRUE(s.ok) << s.reason;
+  if (!s.ok) return;
+  gpu->execute(call);
+  variant = webgpu::matmul_last_variant();
+
+  const std::vector<float> got = host_values(whole);
+  const std::string what = std::string(dtype_name(dt)) + " a" + shape_str(a.shape()) + " b" + shape_str(b.shape()) +
+                           (tb ? " (b transposed)" : "") + " via " + variant;
+  for (int64_t i = 0; i < kGuard; ++i) {
+    ASSERT_EQ(got[i], sentinel) << "guard before the output overwritten at " << i << ": " << what;
+    ASSERT_EQ(got[total - 1 - i], sentinel) << "guard after the output overwritten: " << what;
+  }
+  // f16 results are rounded once (2^-11 relative) on top of f32 accumulation.
+  const double rel = dt == DType::F32 ? 2e-6 : 1e-3;
+  double err2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got[kGuard + i], r = o.ref[i];
+    ASSERT_TRUE(std::isfinite(g)) << "non-finite at " << i << " (ref " << r << "): " << what;
+    // f16 also rounds to its subnormal grid (2^-24) near zero.
+    const double abs_tol = dt == DType::F32 ? 1e-30 : 6e-8;
+    ASSERT_LE(std::fabs(g - r), rel * o.scale[i] + abs_tol) << "element " << i << " got " << g << " ref " << r << ": " << what;
+    err2 += (g - r) * (g - r);
+    ref2 += r * r;
+  }
+  if (ref2 > 0) {
+    EXPECT_LE(err2 / ref2, dt == DType::F32 ? 1e-11 : 1e-6) << "NMSE: " << what;
+  }
+}
+
+std::string check_matmul(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb) {
+  std::string variant;
+  check_impl(gpu, a, b, tb, variant);
+  return variant;
+}
+
+const int64_t kSizes[] = {1, 3, 17, 64, 65, 127, 130};
+
+TEST(WebGpuMatmul, F32AllSizeMixes) {
+  REQUIRE_GPU(gpu);
+  uint32_t seed = 1;
+  for (int64_t M : kSizes)
+    for (int64_t N : kSizes)
+      for (int64_t K : kSizes) {
+        if (M * N * K > 130 * 130 * 17 && (M + N + K) % 3) continue;  // keep lavapipe time bounded
+        Tensor a = random_gpu({M, K}, DType::F32, seed++);
+        Tensor b = random_gpu({K, N}, DType::F32, seed++);
+        check_matmul(gpu, a, b, false);
+        Tensor bt = random_gpu({N, K}, DType::F32, seed++);
+        check_matmul(gpu, a, bt, true);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(WebGpuMatmul, SmallMUsesGemvBothLayouts) {
+  REQUIRE_GPU(gpu);
+  uint32_t seed = 100;
+  for (int64_t M : {1, 2, 3, 4})
+    for (int64_t N : {1, 17, 130})
+      for (int64_t K : {1, 65, 300}) {
+        Tensor a = random_gpu({M, K}, DType::F32, seed++);
+        EXPECT_EQ(check_matmul(gpu, a, random_gpu({K, N}, DType::F32, seed++), false).rfind("gemv", 0), 0u);
+        EXPECT_EQ(check_matmul(gpu, a, random_gpu({N, K}, DType::F32, seed++), true).rfind("gemv", 0), 0u);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(WebGpuMatmul, BroadcastBatches) {
+  REQUIRE_GPU(gpu);
+  struct C { Shape a, b; bool tb; };
+  const C cases[] = {
+      {{2, 3, 17, 9}, {3, 9, 5}, false},          // b broadcast over the leading dim
+      {{1, 4, 5, 6}, {2, 1, 6, 7}, false},        // both sides broadcast
+      {{2, 3, 2, 2, 5, 6}, {1, 3, 1, 2, 6, 65}, false},  // 4 unmergeable batch dims: host loop
+      {{3, 2, 65, 33}, {33, 17}, false},          // 2-D b shared by every batch
+      {{5, 1, 70}, {5, 40, 70}, true},            // decode-style batched matmul_t
+      {{2, 2, 4, 66, 8}, {2, 1, 1, 20, 8}, true},
+  };
+  uint32_t seed = 200;
+  for (const C& c : cases) {
+    check_matmul(gpu, random_gpu(c.a, DType::F32, seed), random_gpu(c.b, DType::F32, seed + 1), c.tb);
+    seed += 2;
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(WebGpuMatmul, TransposedAndStridedViews) {
+  REQUIRE_GPU(gpu);
+  // A plain transposed view of b is read through its strides (K-contiguous mapping, no copy).
+  Tensor w = random_gpu({65, 130}, DType::F32, 300);  // [N, K]
+  Tensor a = random_gpu({17, 130}, DType::F32, 301);
+  std::string v = check_matmul(gpu, a, w.t(), false);
+  EXPECT_NE(v.find("b:k"), std::string::npos) << v;
+  // matmul_t on a transposed view ([K, N] storage seen as [N, K]) reads N-contiguous.
+  Tensor kn = random_gpu({130, 65}, DType::F32, 302);
+  v = check_matmul(gpu, a, kn.t(), true);
+  EXPECT_NE(v.find("b:n"), std::string::npos) << v;
+  // Transposed a ([K, M] storage) is read M-contiguous.
+  Tensor km = random_gpu({130, 17}, DType::F32, 303);
+  v = check_matmul(gpu, km.t(), random_gpu({130, 64}, DType::F32, 304), false);
+  EXPECT_NE(v.find("a:m"), std::string::npos) << v;
+  // Views with an element offset, and a broadcast (expanded) b with batch stride 0.
+  Tensor big = random_gpu({3, 40, 33}, DType::F32, 307);
+  check_matmul(gpu, big.select(0, 1).slice(0, 5, 25), random_gpu({33, 9}, DType::F32, 308), false);
+  Tensor b2 = random_gpu({33, 9}, DType::F32, 309);
+  check_matmul(gpu, big, b2.unsqueeze(0).expand({3, 33, 9}), false);
+}
+
+TEST(WebGpuMatmul, StridedViewIsCompacted) {
+  REQUIRE_GPU(gpu);
+  // Neither matrix stride unit (step-2 slices): Context::compact() first, still correct.
+  Tensor wide = random_gpu({34, 260}, DType::F32, 305);
+  check_matmul(gpu, wide.slice(0, 0, 34, 2).slice(1, 0, 260, 2), random_gpu({130, 3}, DType::F32, 306), false);
+}
+
+TEST(WebGpuMatmul, EmptyAndZeroK) {
+  REQUIRE_GPU(gpu);
+  // K = 0: every output is 0 (and written, unlike the sentinel around it).
+  for (int64_t M : {1, 5, 70})
+    for (bool tb : {false, true}) {
+      Tensor a = random_gpu({M, 0}, DType::F32, 400);
+      Tensor b = tb ? random_gpu({9, 0}, DType::F32, 401) : random_gpu({0, 9}, DType::F32, 401);
+      check_matmul(gpu, a, b, tb);
+    }
+  // Empty M / N / batch: nothing written, guards intact.
+  check_matmul(gpu, random_gpu({0, 7}, DType::F32, 402), random_gpu({7, 5}, DType::F32, 403), false);
+  check_matmul(gpu, random_gpu({4, 7}, DType::F32, 404), random_gpu({7, 0}, DType::F32, 405), false);
+  check_matmul(gpu, random_gpu({0, 4, 7}, DType::F32, 406), random_gpu({7, 5}, DType::F32, 407), false);
+}
+
+TEST(WebGpuMatmul, LargeValues) {
+  REQUIRE_GPU(gpu);
+  // Products near 1e34: fine in f32, but any f16 or overflowing intermediate would show.
+  check_matmul(gpu, random_gpu({65, 64}, DType::F32, 500, 1e17f), random_gpu({64, 17}, DType::F32, 501, 1e17f), false);
+  check_matmul(gpu, random_gpu({3, 130}, DType::F32, 502, 1e17f), random_gpu({33, 130}, DType::F32, 503, 1e17f), true);
+}
+
+TEST(WebGpuMatmul, F16) {
+  REQUIRE_GPU(gpu);
+  {
+    Tensor a = random_gpu({2, 2}, DType::F16, 1), b = random_gpu({2, 2}, DType::F16, 2);
+    OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 2}, DType::F16, Device::webgpu())}, {}, 0.0};
+    if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << s.reason;
+  }
+  uint32_t seed = 600;
+  for (int64_t M : {1, 3, 17, 65, 130})
+    for (int64_t N : {1, 17, 64, 127})
+      for (int64_t K : {1, 3, 64, 130}) {
+        Tensor a = random_gpu({M, K}, DType::F16, seed++);
+        check_matmul(gpu, a, random_gpu({K, N}, DType::F16, seed++), false);
+        check_matmul(gpu, a, random_gpu({N, K}, DType::F16, seed++), true);
+        if (HasFatalFailure()) return;
+      }
+  check_matmul(gpu, random_gpu({2, 33, 40}, DType::F16, seed), random_gpu({40, 9}, DType::F16, seed + 1), false);
+  // Partial sums up to ~3e5 (above f16's 65504) that cancel: only an f32 accumulator survives.
+  const int64_t K = 64, N = 8;
+  std::vector<uint16_t> av(K, f32_to_f16(100.f)), bv(K * N);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) bv[k * N + n] = f32_to_f16((k < K / 2 ? 100.f : -100.f) + (n == k % N ? 0.5f : 0.f));
+  for (int64_t rows : {1, 40}) {
+    std::vector<uint16_t> arows;
+    for (int64_t r = 0; r < rows; ++r) arows.insert(arows.end(), av.begin(), av.end());
+    Tensor a = Tensor::from_host(arows.data(), arows.size() * 2, {rows, K}, DType::F16, Device::webgpu());
+    Tensor b = Tensor::from_host(bv.data(), bv.size() * 2, {K, N}, DType::F16, Device::webgpu());
+    check_matmul(gpu, a, b, false);
+  }
+}
+
+TEST(WebGpuMatmul, TileOverridesAgree) {
+  REQUIRE_GPU(gpu);
+  Tensor a = random_gpu({2, 130, 65}, DType::F32, 700), b = random_gpu({65, 127}, DType::F32, 701);
+  Tensor bt = random_gpu({127, 65}, DType::F32, 702);
+  for (const char* tile : {"32x32x8x4x4", "64x64x8x4x4", "64x64x16x4x4", "64x32x8x4x4", "32x64x16x4x8", "128x128x8x8x8"}) {
+    ASSERT_EQ(setenv("WGT_MATMUL_TILE", tile, 1), 0);
+    std::string v;
+    try {
+      v = check_matmul(gpu, a, b, false);
+      check_matmul(gpu, a, bt, true);
+    } catch (const Error& e) {
+      // A tile the device cannot hold (e.g. 256 invocations on a 128-limit adapter) must say so.
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("WGT_MATMUL_TILE"), std::string::npos) << e.what();
+      continue;
+    }
+    const std::string t = tile;  // "BMxBNxBKxTMxTN" is reported as "tiled BMxBNxBK TMxTN ..."
+    const size_t third = t.find('x', t.find('x', t.find('x') + 1) + 1);
+    EXPECT_EQ(v.rfind("tiled " + t.substr(0, third) + " " + t.substr(third + 1) + " ", 0), 0u) << v;
+  }
+  ASSERT_EQ(setenv("WGT_MATMUL_GEMV", "off", 1), 0);
+  EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 703), b, false).rfind("tiled", 0), 0u);
+  ASSERT_EQ(setenv("WGT_MATMUL_GEMV", "64x16", 1), 0);
+  EXPECT_EQ(check_matmul(gpu, random_gpu({3, 65}, DType::F32, 704), bt, true), "gemv 64x16 kfast");
+  unsetenv("WGT_MATMUL_GEMV");
+  ASSERT_EQ(setenv("WGT_MATMUL_TILE", "64x64x8x3x4", 1), 0);  // TM not a multiple of 4
+  OpCall call{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 130, 127}, DType::F32, Device::webgpu())}, {}, 0.0};
+  try {
+    gpu->execute(call);
+    ADD_FAILURE() << "an invalid WGT_MATMUL_TILE was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+  unsetenv("WGT_MATMUL_TILE");
+}
+
+TEST(WebGpuMatmul, RejectsWhatItCannotRun) {
+  REQUIRE_GPU(gpu);
+  Tensor ai = Tensor::from_vector(std::vector<int32_t>(6, 1), {2, 3}, Device::webgpu());
+  Tensor bi = Tensor::from_vector(std::vector<int32_t>(6, 1), {3, 2}, Device::webgpu());
+  OpCall call{OpKind::MatMul, "matmul", {ai, bi}, {Tensor::empty({2, 2}, DType::I32, Device::webgpu())}, {}, 0.0};
+  Support s = gpu->supports(call);
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("cast"), std::string::npos) << s.reason;
+  Tensor a = random_gpu({2, 3}, DType::F32, 800), b = random_gpu({4, 2}, DType::F32, 801);
+  OpCall bad{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 2}, DType::F32, Device::webgpu())}, {}, 0.0};
+  EXPECT_FALSE(gpu->supports(bad).ok);  // K mismatch (3 vs 4)
+}
+
+}  // namespace
+}  // namespace wgt
