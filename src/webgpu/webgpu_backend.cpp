@@ -222,16 +222,32 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   if (nbytes == 0) return;
   const size_t begin = offset & ~size_t{3};
   const size_t size = round_up(offset + nbytes, 4) - begin;
+  // Small reads reuse one staging buffer; large ones use a temporary one, so no big
+  // allocation outlives the read (it would count against the memory budget).
+  constexpr size_t kKeepStaging = 64 * 1024;
+  Buffer staging = staging_;
   if (size > staging_size_) {
-    if (staging_) dev_->p().BufferRelease(staging_);
-    staging_ = nullptr;
-    staging_size_ = round_up(size, 1 << 16);
-    staging_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, staging_size_, "read");
+    if (size <= kKeepStaging) {
+      if (staging_) dev_->p().BufferRelease(staging_);
+      staging_ = nullptr;
+      staging_size_ = 0;
+      staging_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, kKeepStaging, "read");
+      staging_size_ = kKeepStaging;
+      staging = staging_;
+    } else {
+      staging = create_buffer(*dev_, usage::MapRead | usage::CopyDst, size, "read");
+    }
   }
+  struct TempRelease {
+    const Procs& p;
+    Buffer b;
+    bool temp;
+    ~TempRelease() { if (temp) p.BufferRelease(b); }
+  } temp_release{dev_->p(), staging, staging != staging_};
   const Procs& p = dev_->p();
   CommandEncoderDescriptor ed;
   CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
-  p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging_, 0, size);
+  p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging, 0, size);
   CommandBufferDescriptor cd;
   CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
   p.QueueSubmit(dev_->queue(), 1, &cb);
@@ -246,17 +262,28 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   };
   mi.userdata1 = &r;
   ++stats_.host_waits;
-  dev_->instance().wait(p.BufferMapAsync(staging_, map_mode::Read, 0, size, mi), "read");
+  try {
+    dev_->instance().wait(p.BufferMapAsync(staging, map_mode::Read, 0, size, mi), "read");
+  } catch (const Error&) {
+    // A map still pending on the kept staging buffer would poison the next read: drop it
+    // (releasing aborts the map) and let the next read create a fresh one.
+    if (staging == staging_) {
+      p.BufferRelease(staging_);
+      staging_ = nullptr;
+      staging_size_ = 0;
+    }
+    throw;
+  }
   dev_->check("read");
   if (r.st != MapAsyncStatus::Success)
     throw_error(ErrorKind::RuntimeState, "read", "mapping the staging buffer failed: " + r.msg);
-  const void* mapped = p.BufferGetConstMappedRange(staging_, 0, size);
+  const void* mapped = p.BufferGetConstMappedRange(staging, 0, size);
   if (!mapped) {
-    p.BufferUnmap(staging_);
+    p.BufferUnmap(staging);
     throw_error(ErrorKind::RuntimeState, "read", "wgpuBufferGetConstMappedRange returned null");
   }
   std::memcpy(dst, static_cast<const uint8_t*>(mapped) + (offset - begin), nbytes);
-  p.BufferUnmap(staging_);
+  p.BufferUnmap(staging);
 }
 
 void WebGPUBackend::wait_idle(const char* op) {
@@ -273,7 +300,14 @@ void WebGPUBackend::wait_idle(const char* op) {
   BufferMapCallbackInfo mi;
   mi.callback = [](MapAsyncStatus, StringView, void*, void*) {};
   ++stats_.host_waits;
-  dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+  try {
+    dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+  } catch (const Error&) {
+    // Timed out: the map stays pending on this buffer, so replace it (the work continues).
+    p.BufferRelease(sync_dst_);
+    sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+    throw;
+  }
   p.BufferUnmap(sync_dst_);
 }
 

@@ -152,6 +152,19 @@ TEST(WebGPUElementwise, Binary) {
         cases.push_back(c);
       }
     }
+    // u8 and bool operands compute in i32 (values kept in range: no wrap-around semantics).
+    if (op != BinaryOp::Div && op != BinaryOp::Pow && op != BinaryOp::Sub && op != BinaryOp::Mul)
+      for (DType t : {DType::U8, DType::Bool}) {
+        if (t == DType::Bool && !cmp) continue;
+        Case c{std::string("binary/") + binary_op_name(op) + "/" + dtype_name(t) + "/bcast", OpKind::Binary,
+               binary_op_name(op)};
+        c.attrs.binary = op;
+        c.inputs = {{{6, 1, 5}, t, View::Contiguous, 0, 100}, {{7, 5}, t, View::Transposed, 0, 100}};
+        c.out_shape = {6, 7, 5};
+        c.out_dtype = cmp ? DType::Bool : t;
+        c.tol = {0, 0, 0};
+        cases.push_back(c);
+      }
     // NaN/inf agreement on f32.
     Case c{std::string("binary/") + binary_op_name(op) + "/f32/specials", OpKind::Binary, binary_op_name(op)};
     c.attrs.binary = op;
