@@ -46,8 +46,11 @@ Policy policy_from_env(Policy p) {
 }
 
 Runtime& Runtime::get() {
-  static Runtime rt;
-  return rt;
+  // Never destroyed: at process exit GPU drivers tear themselves down through their own atexit
+  // handlers, in an order we do not control; releasing Dawn objects after that crashed on the
+  // NVIDIA driver. The OS reclaims everything at exit.
+  static Runtime* rt = new Runtime();
+  return *rt;
 }
 
 Runtime::Runtime() {
