@@ -18,6 +18,7 @@ void usage() {
       "usage: wgt <command>\n"
       "  info    version, backends, WebGPU adapter (limits, features) or why it is unavailable\n"
       "  demo    run a small program on every available backend and compare with the reference\n"
+      "  caps    capability table: which ops and dtypes each backend runs, and why not\n"
       "environment: WGT_POLICY=auto|gpu-strict|cpu-only  WGT_CPU_MODE=fast|reference  WGT_TRACE=1\n"
       "             WGT_DAWN_PATH=<libwebgpu_wrapper.so>  WGT_WEBGPU_ADAPTER=<index>  (see README)\n");
 }
@@ -147,6 +148,74 @@ int cmd_demo() {
   return failures ? 1 : 0;
 }
 
+// ---- capability table ----
+Tensor meta_tensor(const Shape& shape, DType dt, Device d) {
+  int64_t n = validate_shape(shape, "caps");
+  return Tensor(Storage::meta(static_cast<size_t>(n) * dtype_size(dt), d), shape, contiguous_strides(shape), 0, dt);
+}
+
+struct CapCase {
+  const char* label;
+  OpKind kind;
+  std::function<void(OpAttrs&)> attrs;
+  std::vector<Shape> inputs;  // all of the probed dtype, except where `fixed` says otherwise
+  Shape out;
+  bool bool_out = false;
+};
+
+int cmd_caps() {
+  std::string why;
+  DeviceBackend* gpu = Runtime::get().webgpu_backend(0, &why);
+  Backend& cpu = Runtime::get().cpu_backend(CpuMode::Reference);
+  const std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::F64, DType::I64};
+  const std::vector<CapCase> cases = {
+      {"exp", OpKind::Unary, [](OpAttrs& a) { a.unary = UnaryOp::Exp; }, {{64, 64}}, {64, 64}},
+      {"add", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Add; }, {{64, 64}, {64, 64}}, {64, 64}},
+      {"lt", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Lt; }, {{64, 64}, {64, 64}}, {64, 64}, true},
+      {"sum", OpKind::Reduce, [](OpAttrs& a) { a.reduce = ReduceOp::Sum; a.axes = {1}; }, {{64, 64}}, {64}},
+      {"matmul", OpKind::MatMul, [](OpAttrs&) {}, {{64, 64}, {64, 64}}, {64, 64}},
+      {"matmul_t", OpKind::MatMul, [](OpAttrs& a) { a.transpose_b = true; }, {{64, 64}, {64, 64}}, {64, 64}},
+      {"softmax", OpKind::Softmax, [](OpAttrs& a) { a.axis = 1; }, {{64, 64}}, {64, 64}},
+      {"rms_norm", OpKind::RMSNorm, [](OpAttrs& a) { a.eps = 1e-6; }, {{64, 64}}, {64, 64}},
+      {"layer_norm", OpKind::LayerNorm, [](OpAttrs& a) { a.eps = 1e-5; }, {{64, 64}}, {64, 64}},
+      {"concat", OpKind::Concat, [](OpAttrs& a) { a.axis = 0; }, {{32, 64}, {32, 64}}, {64, 64}},
+      {"contiguous", OpKind::Copy, [](OpAttrs&) {}, {{64, 64}}, {64, 64}},
+  };
+  auto probe = [&](const Backend& b, const CapCase& c, DType dt) {
+    OpCall call{c.kind, c.label, {}, {}, {}};
+    c.attrs(call.attrs);
+    Device d = b.device();
+    for (const auto& sh : c.inputs) call.inputs.push_back(meta_tensor(sh, dt, d));
+    DType odt = c.bool_out ? DType::Bool : dt;
+    call.out_specs.emplace_back(c.out, odt);
+    call.outputs.push_back(meta_tensor(c.out, odt, d));
+    return b.supports(call);
+  };
+  std::printf("capabilities (yes / - = not supported, reasons below)\n%-12s", "op");
+  for (DType dt : dtypes) std::printf(" %-15s", dtype_name(dt));
+  std::printf("\n");
+  std::vector<std::string> reasons;
+  for (const auto& c : cases) {
+    std::printf("%-12s", c.label);
+    for (DType dt : dtypes) {
+      Support sc = probe(cpu, c, dt);
+      std::string cell = std::string("cpu:") + (sc.ok ? "y" : "-");
+      if (gpu) {
+        Support sg = probe(*gpu, c, dt);
+        cell += std::string(" gpu:") + (sg.ok ? "y" : "-");
+        if (!sg.ok) reasons.push_back(std::string(c.label) + "/" + dtype_name(dt) + " on " + gpu->name() + ": " + sg.reason);
+      }
+      if (!sc.ok) reasons.push_back(std::string(c.label) + "/" + dtype_name(dt) + " on cpu: " + sc.reason);
+      std::printf(" %-15s", cell.c_str());
+    }
+    std::printf("\n");
+  }
+  if (!gpu) std::printf("webgpu: unavailable: %s\n", why.c_str());
+  std::printf("\nwhy not:\n");
+  for (auto& r : reasons) std::printf("  %s\n", r.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,6 +223,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "info") return cmd_info();
     if (cmd == "demo") return cmd_demo();
+    if (cmd == "caps") return cmd_caps();
     if (cmd == "help" || cmd == "--help" || cmd == "-h") { usage(); return 0; }
     std::fprintf(stderr, "wgt: unknown command '%s'\n", cmd.c_str());
     usage();
