@@ -48,6 +48,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   uint64_t bytes_pooled() const override;
   void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
+  uint64_t memory_heap_bytes() const override { return dev_->desc().memory_heap_bytes; }
 
   // ---- webgpu::Context ----
   const Features& features() const override { return dev_->features(); }
