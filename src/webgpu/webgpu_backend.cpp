@@ -397,7 +397,12 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   if (!batch_) begin_batch();
   const Procs& p = dev_->p();
 
-  std::vector<BindGroupEntry> entries(d.args.size() + (d.params_size ? 1 : 0));
+  // Entries live on the stack for the usual binding counts (no heap allocation per dispatch).
+  const size_t n_entries = d.args.size() + (d.params_size ? 1 : 0);
+  constexpr size_t kInline = 16;
+  BindGroupEntry inline_entries[kInline];
+  std::vector<BindGroupEntry> heap_entries(n_entries > kInline ? n_entries : 0);
+  BindGroupEntry* entries = n_entries > kInline ? heap_entries.data() : inline_entries;
   for (size_t i = 0; i < d.args.size(); ++i) {
     const auto* wb = static_cast<const WebGPUBuffer*>(d.args[i].buffer);
     if (!wb) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "argument " + std::to_string(i) + " has no buffer");
@@ -411,7 +416,7 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
     const size_t slot = round_up(a.size(), align);
     a.resize(slot + psize, 0);
     std::memcpy(a.data() + slot, d.params, d.params_size);
-    auto& e = entries.back();
+    auto& e = entries[n_entries - 1];
     e.binding = static_cast<uint32_t>(d.args.size());
     e.buffer = arena_;
     e.offset = slot;
@@ -419,8 +424,8 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   }
   BindGroupDescriptor bd;
   bd.layout = d.pipeline->layout;
-  bd.entry_count = entries.size();
-  bd.entries = entries.data();
+  bd.entry_count = n_entries;
+  bd.entries = entries;
   BindGroup bg = p.DeviceCreateBindGroup(dev_->handle(), &bd);
   p.ComputePassEncoderSetPipeline(batch_->pass, d.pipeline->pipeline);
   p.ComputePassEncoderSetBindGroup(batch_->pass, 0, bg, 0, nullptr);
