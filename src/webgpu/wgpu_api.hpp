@@ -82,6 +82,11 @@ namespace heap_property {
 constexpr Flags DeviceLocal = 0x1, HostVisible = 0x2, HostCoherent = 0x4, HostUncached = 0x8, HostCached = 0x10;
 }
 
+namespace shader_stage {
+constexpr Flags Compute = 0x4;
+}
+enum class BufferBindingType : uint32_t { BindingNotUsed = 0, Undefined = 1, Uniform = 2, Storage = 3, ReadOnlyStorage = 4 };
+
 namespace usage {
 constexpr Flags MapRead = 0x1, MapWrite = 0x2, CopySrc = 0x4, CopyDst = 0x8, Uniform = 0x40, Storage = 0x80;
 }
@@ -275,6 +280,46 @@ struct ComputePipelineDescriptor {
 };
 static_assert(sizeof(ComputePipelineDescriptor) == 80);
 
+// Explicit bind group layouts (the backend uses them for a dynamic-offset params uniform).
+// Layout of this build (with bindingArraySize and PipelineLayoutDescriptor.immediateSize)
+// checked with validation on: a layout {read-only storage, storage, dynamic uniform} built
+// from these structs validates against a WGSL shader and a dispatch with a dynamic offset
+// reads the right params.
+struct BufferBindingLayout {
+  const ChainedStruct* next = nullptr;
+  BufferBindingType type = BufferBindingType::BindingNotUsed;
+  Bool has_dynamic_offset = 0;
+  uint64_t min_binding_size = 0;
+};
+static_assert(sizeof(BufferBindingLayout) == 24);
+struct BindGroupLayoutEntry {
+  const ChainedStruct* next = nullptr;
+  uint32_t binding = 0;
+  Flags visibility = 0;
+  uint32_t binding_array_size = 0;
+  BufferBindingLayout buffer;
+  uint8_t sampler[16] = {};          // WGPUSamplerBindingLayout, left "not used"
+  uint8_t texture[24] = {};          // WGPUTextureBindingLayout, left "not used"
+  uint8_t storage_texture[24] = {};  // WGPUStorageTextureBindingLayout, left "not used"
+};
+static_assert(sizeof(BindGroupLayoutEntry) == 120);
+static_assert(offsetof(BindGroupLayoutEntry, buffer) == 32);
+struct BindGroupLayoutDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  size_t entry_count = 0;
+  const BindGroupLayoutEntry* entries = nullptr;
+};
+static_assert(sizeof(BindGroupLayoutDescriptor) == 40);
+struct PipelineLayoutDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  size_t bind_group_layout_count = 0;
+  const BindGroupLayout* bind_group_layouts = nullptr;
+  uint32_t immediate_size = 0;
+};
+static_assert(sizeof(PipelineLayoutDescriptor) == 48);
+
 struct BindGroupEntry {
   const ChainedStruct* next = nullptr;
   uint32_t binding = 0;
@@ -350,6 +395,9 @@ struct PopErrorScopeCallbackInfo {
   X(DeviceCreateShaderModule, ShaderModule, (Device, const ShaderModuleDescriptor*))                         \
   X(DeviceCreateComputePipeline, ComputePipeline, (Device, const ComputePipelineDescriptor*))                \
   X(DeviceCreateBindGroup, BindGroup, (Device, const BindGroupDescriptor*))                                  \
+  X(DeviceCreateBindGroupLayout, BindGroupLayout, (Device, const BindGroupLayoutDescriptor*))                \
+  X(DeviceCreatePipelineLayout, PipelineLayout, (Device, const PipelineLayoutDescriptor*))                   \
+  X(PipelineLayoutRelease, void, (PipelineLayout))                                                           \
   X(DeviceCreateCommandEncoder, CommandEncoder, (Device, const CommandEncoderDescriptor*))                   \
   X(DevicePushErrorScope, void, (Device, ErrorFilter))                                                       \
   X(DevicePopErrorScope, Future, (Device, PopErrorScopeCallbackInfo))                                        \

@@ -117,6 +117,48 @@ TEST(WebGPU, ThousandDependentOpsThenOneRead) {
   EXPECT_EQ(v[332], 1000.f);
 }
 
+// Kernels with params use an explicit layout with a dynamic-offset uniform: a chain over
+// the same pooled buffers reuses its bind groups, and freeing pooled buffers drops them.
+TEST(WebGPU, BindGroupsAreReusedAcrossDispatches) {
+  auto& b = backend();
+  b.synchronize();
+  const bool saved = b.bind_cache();
+  b.set_bind_cache(true);  // off by default on lavapipe (slower dispatches there)
+  struct Restore {
+    webgpu::WebGPUBackend& b;
+    bool on;
+    ~Restore() { b.set_bind_cache(on); }
+  } restore{b, saved};
+  Tensor x = full({333}, 0.0, DType::F32, b.device());
+  Tensor one = full({333}, 1.0, DType::F32, b.device());
+  for (int i = 0; i < 4; ++i) x = add(x, one);  // warm-up: pipeline, pooled buffers
+  const auto s0 = b.batch_stats();
+  for (int i = 0; i < 200; ++i) x = add(x, one);
+  const auto s1 = b.batch_stats();
+  EXPECT_EQ(s1.dispatches - s0.dispatches, 200u);
+  EXPECT_GE(s1.bind_group_reuses - s0.bind_group_reuses, 190u) << "bind groups are not reused";
+  EXPECT_LE(s1.bind_groups_created - s0.bind_groups_created, 10u);
+  EXPECT_EQ(x.to_vector<float>()[332], 204.f);
+  // Params differ per dispatch while the bind group is shared: each must see its own.
+  Tensor y = full({333}, 0.0, DType::F32, b.device());
+  for (int i = 1; i <= 50; ++i) y = add(y, full({333}, static_cast<double>(i), DType::F32, b.device()));
+  EXPECT_EQ(y.to_vector<float>()[5], 1275.f);
+  // Released pool buffers: cached groups go, later dispatches still bind the right buffers.
+  b.release_cached();
+  const auto s2 = b.batch_stats();
+  for (int i = 0; i < 3; ++i) x = add(x, one);
+  EXPECT_GT(b.batch_stats().bind_groups_created, s2.bind_groups_created);
+  EXPECT_EQ(x.to_vector<float>()[0], 207.f);
+  // Without the cache every dispatch creates its bind group (automatic layouts).
+  b.set_bind_cache(false);
+  const auto s3 = b.batch_stats();
+  for (int i = 0; i < 5; ++i) x = add(x, one);
+  const auto s4 = b.batch_stats();
+  EXPECT_EQ(s4.bind_groups_created - s3.bind_groups_created, 5u);
+  EXPECT_EQ(s4.bind_group_reuses, s3.bind_group_reuses);
+  EXPECT_EQ(x.to_vector<float>()[0], 212.f);
+}
+
 TEST(WebGPU, PoolReusesAndAccounts) {
   auto& b = backend();
   b.synchronize();
