@@ -53,7 +53,21 @@ MemoryStats Runtime::memory_stats(int device_index) {
 void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
   const uint64_t budget = memory_budget(d.index);
   DeviceBackend& b = device_backend(d, op);
-  auto used = [&] { return std::max(b.bytes_allocated(), memory_stats(d.index).resident); };
+  // Same quantity as max(bytes_allocated, memory_stats().resident), without building the
+  // stats: this runs for every device op (twice: outputs, then their upload).
+  auto used = [&] {
+    uint64_t resident = 0;
+    auto live = residents_.begin();
+    for (auto& r : residents_) {  // sums and drops dead entries in place, no allocation
+      auto s = r.storage.lock();
+      if (!s) continue;
+      if (s->device().index == d.index && s->resident()) resident += s->nbytes();
+      if (&*live != &r) *live = std::move(r);
+      ++live;
+    }
+    residents_.erase(live, residents_.end());
+    return std::max(b.bytes_allocated(), resident);
+  };
   if (used() + nbytes <= budget) return;
   b.release_cached();  // pooled free buffers go first: they hold no data
   if (used() + nbytes <= budget) return;

@@ -133,6 +133,14 @@ void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
   }
 }
 
+// "inputs resident on webgpu:N", built once per device index (the common GPU decision).
+static const std::string& resident_reason(Device target) {
+  static std::vector<std::string> cache;
+  const size_t i = static_cast<size_t>(target.index);
+  while (cache.size() <= i) cache.push_back("inputs resident on " + Device::webgpu(static_cast<int>(cache.size())).str());
+  return cache[i];
+}
+
 static std::string describe(const OpCall& call) {
   std::string s = call.name + "(";
   for (size_t i = 0; i < call.inputs.size(); ++i) {
@@ -176,7 +184,7 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       fallback = target.is_webgpu();
     } else if (Support s = gpu->supports(call); s.ok) {
       chosen = gpu;
-      reason = target.is_webgpu() ? "inputs resident on " + target.str() : "work above threshold";
+      reason = target.is_webgpu() ? resident_reason(target) : "work above threshold";
     } else {
       if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback)
         throw_error(ErrorKind::Unsupported, call.name,
@@ -194,7 +202,8 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   const Device dev = chosen->device();
   // Everything touched from here on is in use by this op and never evicted for it.
   InFlight guard(*this);
-  const RuntimeStats before = stats_;
+  // Only the scalar counters are diffed (copying stats_ would deep-copy the per-op map).
+  const uint64_t up0 = stats_.bytes_uploaded, down0 = stats_.bytes_downloaded, evict0 = stats_.evictions;
   for (auto& in : call.inputs)
     if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
@@ -214,18 +223,23 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   for (auto& r : results)
     if (r.device() != target) r = r.to(target);
 
-  last_ = {call.name, chosen->name(), reason, fallback};
-  auto& c = stats_.per_op[call.name][chosen->name()];
+  // Assigned field by field: the strings reuse their capacity (no allocation per op).
+  std::string backend_name = chosen->name();
+  last_.op = call.name;
+  last_.backend = backend_name;
+  last_.reason = reason;
+  last_.fallback = fallback;
+  auto& c = stats_.per_op[call.name][backend_name];
   c.calls++;
-  c.bytes_uploaded += stats_.bytes_uploaded - before.bytes_uploaded;
-  c.bytes_downloaded += stats_.bytes_downloaded - before.bytes_downloaded;
-  c.evictions += stats_.evictions - before.evictions;
+  c.bytes_uploaded += stats_.bytes_uploaded - up0;
+  c.bytes_downloaded += stats_.bytes_downloaded - down0;
+  c.evictions += stats_.evictions - evict0;
   c.last_reason = reason;
   if (fallback) { c.fallbacks++; stats_.fallbacks++; }
   c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (record_log_) log_.push_back(last_);
   if (policy_.trace)
-    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), chosen->name().c_str(), reason.c_str());
+    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason.c_str());
   return results;
 }
 

@@ -65,6 +65,7 @@ void BufferPool::release(Buffer buf, size_t cap) {
     // Release (not Destroy): Dawn keeps it alive until submitted work using it completes.
     dawn_procs(nullptr)->BufferRelease(buf);
     allocated_ -= cap;
+    generation_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   free_[cap].push_back(buf);
@@ -76,6 +77,7 @@ void BufferPool::clear() {
     for (Buffer b : v) dawn_procs(nullptr)->BufferRelease(b);
     allocated_ -= cap * v.size();
   }
+  if (!free_.empty()) generation_.fetch_add(1, std::memory_order_relaxed);
   free_.clear();
 }
 

@@ -2,6 +2,7 @@
 // steady-state program allocates nothing from the driver. Bytes are accounted for the
 // memory budget and `wgt info`.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,6 +52,9 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   uint64_t pooled() const { return allocated_ - in_use_; }
   uint64_t created() const { return created_; }
   uint64_t reuses() const { return reuses_; }
+  // Bumped whenever a buffer is really released to Dawn: caches that reference buffers
+  // (the backend's bind groups) drop their entries when it changes.
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
 
  private:
   const DawnDevice* dev_;
@@ -59,6 +63,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::mutex mu_;
   std::map<size_t, std::vector<api::Buffer>> free_;
   uint64_t allocated_ = 0, in_use_ = 0, created_ = 0, reuses_ = 0;
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace wgt::webgpu

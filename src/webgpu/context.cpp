@@ -8,10 +8,27 @@
 namespace wgt::webgpu {
 
 std::string ShaderVariant::key() const {
-  auto d = defines;
-  std::sort(d.begin(), d.end());
-  std::string k = shader;
-  for (const auto& [n, v] : d) k += "|" + n + "=" + v;
+  // Runs for every dispatch (pipeline-cache lookup): sort pointers, not string pairs, and
+  // append in place instead of building temporaries.
+  using Define = std::pair<std::string, std::string>;
+  const Define* inline_sorted[16];
+  std::vector<const Define*> heap_sorted(defines.size() > 16 ? defines.size() : 0);
+  const Define** sorted = defines.size() > 16 ? heap_sorted.data() : inline_sorted;
+  size_t len = shader.size();
+  for (size_t i = 0; i < defines.size(); ++i) {
+    sorted[i] = &defines[i];
+    len += 2 + defines[i].first.size() + defines[i].second.size();
+  }
+  std::sort(sorted, sorted + defines.size(), [](const Define* a, const Define* b) { return *a < *b; });
+  std::string k;
+  k.reserve(len);
+  k += shader;
+  for (size_t i = 0; i < defines.size(); ++i) {
+    k += '|';
+    k += sorted[i]->first;
+    k += '=';
+    k += sorted[i]->second;
+  }
   return k;
 }
 

@@ -51,6 +51,8 @@ const char* feature_name(uint32_t v) {
     case 0x0D: return "float32-filterable";
     case feature::Subgroups: return "subgroups";
     case 0x12: return "core-features-and-limits";
+    case feature::BufferMapExtendedUsages: return "buffer-map-extended-usages";
+    case feature::AdapterPropertiesMemoryHeaps: return "adapter-properties-memory-heaps";
     case kSubgroupMatrix: return "chromium-experimental-subgroup-matrix";
     default: return nullptr;
   }
@@ -90,7 +92,57 @@ std::vector<std::pair<std::string, uint64_t>> limit_list(const api::Limits& l) {
   };
 }
 
+// The adapter's memory heaps (second AdapterGetInfo call with the heaps struct chained;
+// Dawn fails the call when the adapter lacks the feature, so it is checked first).
+std::vector<HeapDesc> query_heaps(const Procs& p, Adapter a) {
+  std::vector<HeapDesc> out;
+  if (!p.AdapterHasFeature(a, feature::AdapterPropertiesMemoryHeaps)) return out;
+  PaddedInfo info;
+  AdapterPropertiesMemoryHeaps heaps;
+  info.i.next = &heaps.chain;
+  if (p.AdapterGetInfo(a, &info.i) == Status::Success) {
+    for (size_t k = 0; k < heaps.heap_count && heaps.heap_info; ++k)
+      out.push_back({heaps.heap_info[k].properties, heaps.heap_info[k].size});
+    p.AdapterPropertiesMemoryHeapsFreeMembers(heaps);
+  }
+  info.i.next = nullptr;
+  p.AdapterInfoFreeMembers(info.i);
+  return out;
+}
+
 }  // namespace
+
+std::string heap_property_names(uint64_t props) {
+  static const std::pair<uint64_t, const char*> kNames[] = {
+      {heap_property::DeviceLocal, "device-local"},   {heap_property::HostVisible, "host-visible"},
+      {heap_property::HostCoherent, "host-coherent"}, {heap_property::HostUncached, "host-uncached"},
+      {heap_property::HostCached, "host-cached"}};
+  std::string s;
+  for (auto [bit, name] : kNames)
+    if (props & bit) s += (s.empty() ? "" : "|") + std::string(name);
+  return s.empty() ? "none" : s;
+}
+
+void derive_memory_heap_bytes(AdapterDesc& d) {
+  uint64_t local = 0;
+  for (const auto& h : d.heaps)
+    if (h.properties & heap_property::DeviceLocal) local += h.size;
+  if (local == 0) {
+    d.memory_heap_bytes = 0;
+    d.memory_heap_basis = d.heaps.empty() ? "no heap information (feature adapter-properties-memory-heaps absent)"
+                                          : "no device-local heap reported";
+    return;
+  }
+  // A software or integrated adapter's "device-local" heap is the host's RAM, which the host
+  // copies of tensors, the CPU backend and other processes share: claim only half of it.
+  if (d.adapter_type == "cpu" || d.adapter_type == "integrated-gpu") {
+    d.memory_heap_bytes = local / 2;
+    d.memory_heap_basis = "half of the device-local heaps (" + d.adapter_type + " adapter: shared system memory)";
+  } else {
+    d.memory_heap_bytes = local;
+    d.memory_heap_basis = "sum of the device-local heaps";
+  }
+}
 
 uint64_t DawnInstance::timeout_ms() {
   const char* v = std::getenv("WGT_WEBGPU_TIMEOUT_MS");
@@ -210,6 +262,8 @@ bool DawnInstance::init(std::string* why) {
     PaddedLimits lim;
     procs_->AdapterGetLimits(res.a, &lim.l);
     d.limit_list = limit_list(lim.l);
+    d.heaps = query_heaps(*procs_, res.a);
+    derive_memory_heap_bytes(d);
     adapters_.emplace_back(res.a, std::move(d));
   }
   if (adapters_.empty()) {

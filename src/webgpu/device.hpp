@@ -15,6 +15,12 @@
 
 namespace wgt::webgpu {
 
+// One memory heap of the adapter (Dawn's AdapterPropertiesMemoryHeaps).
+struct HeapDesc {
+  uint64_t properties = 0;  // api::heap_property bits
+  uint64_t size = 0;
+};
+
 // What we learned about an adapter (also what `wgt info` prints).
 struct AdapterDesc {
   std::string name, vendor, architecture, description, backend, adapter_type;
@@ -23,7 +29,18 @@ struct AdapterDesc {
   std::vector<uint32_t> feature_values;
   std::vector<std::string> feature_names;  // of the features we know by name
   std::vector<std::pair<std::string, uint64_t>> limit_list;
+  // Memory heaps, when the adapter offers the feature AdapterPropertiesMemoryHeaps (empty
+  // otherwise), and what we derive from them for the runtime's memory budget.
+  std::vector<HeapDesc> heaps;
+  uint64_t memory_heap_bytes = 0;  // 0 = unknown: the runtime uses its fixed default
+  std::string memory_heap_basis;   // how memory_heap_bytes was derived (for `wgt info`)
 };
+
+// "device-local|host-visible|..." for a heap_property mask.
+std::string heap_property_names(uint64_t properties);
+// Device memory for the budget: the sum of the device-local heaps; on adapters that share
+// system RAM with the host (software, integrated) half of it. Fills memory_heap_bytes/basis.
+void derive_memory_heap_bytes(AdapterDesc& d);
 
 // The process-wide Dawn instance and the real (non-Null) adapters it offers, in order:
 // high-performance first, then low-power, de-duplicated.

@@ -25,6 +25,8 @@ struct BatchStats {
   uint64_t submits = 0;
   uint64_t host_waits = 0;
   uint64_t pipelines = 0;
+  uint64_t bind_groups_created = 0;  // wgpuDeviceCreateBindGroup calls for dispatches
+  uint64_t bind_group_reuses = 0;    // dispatches served by a cached bind group
 };
 
 class BufferPool;
@@ -48,6 +50,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   uint64_t bytes_pooled() const override;
   void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
+  uint64_t memory_heap_bytes() const override { return dev_->desc().memory_heap_bytes; }
 
   // ---- webgpu::Context ----
   const Features& features() const override { return dev_->features(); }
@@ -66,12 +69,30 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_pool();  // frees every pooled (unused) buffer
   uint32_t max_batch() const { return max_batch_; }
   void set_max_batch(uint32_t n) { max_batch_ = n ? n : 1; }
+  // Bind-group cache (explicit layouts with a dynamic-offset params uniform); applies to
+  // pipelines requested from now on. Default: env WGT_WEBGPU_BIND_CACHE, else on for hardware
+  // adapters, off for software ones (see docs/webgpu.md).
+  bool bind_cache() const { return bind_cache_; }
+  void set_bind_cache(bool on) { bind_cache_ = on; }
 
  private:
   struct Batch;
   void begin_batch();
   void wait_idle(const char* op);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
+  void drop_bind_groups();
+
+  // Bind groups of pipelines with a dynamic-offset params uniform, keyed by
+  // (pipeline, params size, buffer handles and bound sizes): a steady-state program binds
+  // the same few pooled buffers again and again. Cleared when the pool really frees a buffer
+  // (a cached group would keep it alive) and when it grows past a bound.
+  struct BindKeyHash {
+    size_t operator()(const std::vector<uint64_t>& k) const;
+  };
+  std::unordered_map<std::vector<uint64_t>, api::BindGroup, BindKeyHash> bind_groups_;
+  std::vector<uint64_t> bind_key_;  // scratch key (no allocation per lookup)
+  uint64_t bind_generation_ = 0;
+  bool bind_cache_ = true;
 
   std::unique_ptr<DawnDevice> dev_;
   int index_;

@@ -46,6 +46,9 @@ std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
     info.limits.emplace_back("subgroupMinSize", d.subgroup_min);
     info.limits.emplace_back("subgroupMaxSize", d.subgroup_max);
     info.toggles = b->dawn().toggles();
+    for (const auto& h : d.heaps) info.memory_heaps.push_back({h.size, h.properties, webgpu::heap_property_names(h.properties)});
+    info.memory_heap_bytes = b->memory_heap_bytes();
+    info.memory_heap_basis = d.memory_heap_basis;
     auto ps = b->pool_stats();
     info.bytes_allocated = ps.bytes_allocated;
     info.bytes_in_use = ps.bytes_in_use;

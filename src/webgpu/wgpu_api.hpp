@@ -38,7 +38,15 @@ struct StringView {
 static_assert(sizeof(StringView) == 16);
 
 // ---- enums (values of this Dawn build) ----
-enum class SType : uint32_t { ShaderSourceWGSL = 0x00000002, DawnTogglesDescriptor = 0x0005000A };
+// Dawn's sTypes are 0x0005_0000 + position in its extension list; the values below were
+// verified on this build: chained on WGPULimits (where they are invalid) Dawn's error names
+// them, e.g. 0x50013 -> "SType::AdapterPropertiesMemoryHeaps" (0x50012 is
+// BufferHostMappedPointer, 0x50014 AdapterPropertiesD3D).
+enum class SType : uint32_t {
+  ShaderSourceWGSL = 0x00000002,
+  DawnTogglesDescriptor = 0x0005000A,
+  AdapterPropertiesMemoryHeaps = 0x00050013,
+};
 enum class CallbackMode : uint32_t { WaitAnyOnly = 1, AllowProcessEvents = 2, AllowSpontaneous = 3 };
 enum class WaitStatus : uint32_t { Success = 1, TimedOut = 2 };  // anything else: error
 enum class Status : uint32_t { Success = 1, Error = 2 };
@@ -61,7 +69,23 @@ namespace feature {
 constexpr uint32_t TimestampQuery = 0x03;
 constexpr uint32_t ShaderF16 = 0x0A;
 constexpr uint32_t Subgroups = 0x11;
+// Dawn features (0x0005_0000 + position). Requesting an unsupported value makes Dawn name it:
+// 0x50013 is FramebufferFetch, 0x50016 AdapterPropertiesD3D. 0x50014 is BufferMapExtendedUsages
+// (a device with it, and only it, accepts a MapRead|Storage buffer), and Dawn's name table
+// lists AdapterPropertiesMemoryHeaps between the two: 0x50015 (lavapipe offers it).
+constexpr uint32_t BufferMapExtendedUsages = 0x50014;
+constexpr uint32_t AdapterPropertiesMemoryHeaps = 0x50015;
 }  // namespace feature
+
+// WGPUHeapProperty bits (a 64-bit flags value).
+namespace heap_property {
+constexpr Flags DeviceLocal = 0x1, HostVisible = 0x2, HostCoherent = 0x4, HostUncached = 0x8, HostCached = 0x10;
+}
+
+namespace shader_stage {
+constexpr Flags Compute = 0x4;
+}
+enum class BufferBindingType : uint32_t { BindingNotUsed = 0, Undefined = 1, Uniform = 2, Storage = 3, ReadOnlyStorage = 4 };
 
 namespace usage {
 constexpr Flags MapRead = 0x1, MapWrite = 0x2, CopySrc = 0x4, CopyDst = 0x8, Uniform = 0x40, Storage = 0x80;
@@ -135,6 +159,22 @@ struct AdapterInfo {
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
 };
 static_assert(sizeof(AdapterInfo) == 96);
+
+// Chained (as an out-struct) on AdapterInfo when the adapter has the feature
+// AdapterPropertiesMemoryHeaps; Dawn allocates heap_info, freed by
+// wgpuAdapterPropertiesMemoryHeapsFreeMembers. Layout checked on lavapipe: one heap whose
+// size is the machine's physical memory (tests/webgpu/test_runtime.cpp).
+struct MemoryHeapInfo {
+  Flags properties = 0;  // heap_property bits
+  uint64_t size = 0;
+};
+static_assert(sizeof(MemoryHeapInfo) == 16);
+struct AdapterPropertiesMemoryHeaps {
+  ChainedStruct chain{nullptr, SType::AdapterPropertiesMemoryHeaps};
+  size_t heap_count = 0;
+  const MemoryHeapInfo* heap_info = nullptr;
+};
+static_assert(sizeof(AdapterPropertiesMemoryHeaps) == 32);
 
 // WGPULimits of this build (members of the standard order, then Dawn's later additions).
 struct Limits {
@@ -240,6 +280,46 @@ struct ComputePipelineDescriptor {
 };
 static_assert(sizeof(ComputePipelineDescriptor) == 80);
 
+// Explicit bind group layouts (the backend uses them for a dynamic-offset params uniform).
+// Layout of this build (with bindingArraySize and PipelineLayoutDescriptor.immediateSize)
+// checked with validation on: a layout {read-only storage, storage, dynamic uniform} built
+// from these structs validates against a WGSL shader and a dispatch with a dynamic offset
+// reads the right params.
+struct BufferBindingLayout {
+  const ChainedStruct* next = nullptr;
+  BufferBindingType type = BufferBindingType::BindingNotUsed;
+  Bool has_dynamic_offset = 0;
+  uint64_t min_binding_size = 0;
+};
+static_assert(sizeof(BufferBindingLayout) == 24);
+struct BindGroupLayoutEntry {
+  const ChainedStruct* next = nullptr;
+  uint32_t binding = 0;
+  Flags visibility = 0;
+  uint32_t binding_array_size = 0;
+  BufferBindingLayout buffer;
+  uint8_t sampler[16] = {};          // WGPUSamplerBindingLayout, left "not used"
+  uint8_t texture[24] = {};          // WGPUTextureBindingLayout, left "not used"
+  uint8_t storage_texture[24] = {};  // WGPUStorageTextureBindingLayout, left "not used"
+};
+static_assert(sizeof(BindGroupLayoutEntry) == 120);
+static_assert(offsetof(BindGroupLayoutEntry, buffer) == 32);
+struct BindGroupLayoutDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  size_t entry_count = 0;
+  const BindGroupLayoutEntry* entries = nullptr;
+};
+static_assert(sizeof(BindGroupLayoutDescriptor) == 40);
+struct PipelineLayoutDescriptor {
+  const ChainedStruct* next = nullptr;
+  StringView label;
+  size_t bind_group_layout_count = 0;
+  const BindGroupLayout* bind_group_layouts = nullptr;
+  uint32_t immediate_size = 0;
+};
+static_assert(sizeof(PipelineLayoutDescriptor) == 48);
+
 struct BindGroupEntry {
   const ChainedStruct* next = nullptr;
   uint32_t binding = 0;
@@ -301,6 +381,7 @@ struct PopErrorScopeCallbackInfo {
   X(InstanceRelease, void, (Instance))                                                                       \
   X(AdapterGetInfo, Status, (Adapter, AdapterInfo*))                                                         \
   X(AdapterInfoFreeMembers, void, (AdapterInfo))                                                             \
+  X(AdapterPropertiesMemoryHeapsFreeMembers, void, (AdapterPropertiesMemoryHeaps))                           \
   X(AdapterGetLimits, Status, (Adapter, Limits*))                                                            \
   X(AdapterGetFeatures, void, (Adapter, SupportedFeatures*))                                                 \
   X(AdapterHasFeature, Bool, (Adapter, uint32_t))                                                            \
@@ -314,6 +395,9 @@ struct PopErrorScopeCallbackInfo {
   X(DeviceCreateShaderModule, ShaderModule, (Device, const ShaderModuleDescriptor*))                         \
   X(DeviceCreateComputePipeline, ComputePipeline, (Device, const ComputePipelineDescriptor*))                \
   X(DeviceCreateBindGroup, BindGroup, (Device, const BindGroupDescriptor*))                                  \
+  X(DeviceCreateBindGroupLayout, BindGroupLayout, (Device, const BindGroupLayoutDescriptor*))                \
+  X(DeviceCreatePipelineLayout, PipelineLayout, (Device, const PipelineLayoutDescriptor*))                   \
+  X(PipelineLayoutRelease, void, (PipelineLayout))                                                           \
   X(DeviceCreateCommandEncoder, CommandEncoder, (Device, const CommandEncoderDescriptor*))                   \
   X(DevicePushErrorScope, void, (Device, ErrorFilter))                                                       \
   X(DevicePopErrorScope, Future, (Device, PopErrorScopeCallbackInfo))                                        \

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <unistd.h>
 
 #include "conformance.hpp"
 #include "webgpu/buffer_pool.hpp"
@@ -116,6 +117,48 @@ TEST(WebGPU, ThousandDependentOpsThenOneRead) {
   EXPECT_EQ(v[332], 1000.f);
 }
 
+// Kernels with params use an explicit layout with a dynamic-offset uniform: a chain over
+// the same pooled buffers reuses its bind groups, and freeing pooled buffers drops them.
+TEST(WebGPU, BindGroupsAreReusedAcrossDispatches) {
+  auto& b = backend();
+  b.synchronize();
+  const bool saved = b.bind_cache();
+  b.set_bind_cache(true);  // off by default on lavapipe (slower dispatches there)
+  struct Restore {
+    webgpu::WebGPUBackend& b;
+    bool on;
+    ~Restore() { b.set_bind_cache(on); }
+  } restore{b, saved};
+  Tensor x = full({333}, 0.0, DType::F32, b.device());
+  Tensor one = full({333}, 1.0, DType::F32, b.device());
+  for (int i = 0; i < 4; ++i) x = add(x, one);  // warm-up: pipeline, pooled buffers
+  const auto s0 = b.batch_stats();
+  for (int i = 0; i < 200; ++i) x = add(x, one);
+  const auto s1 = b.batch_stats();
+  EXPECT_EQ(s1.dispatches - s0.dispatches, 200u);
+  EXPECT_GE(s1.bind_group_reuses - s0.bind_group_reuses, 190u) << "bind groups are not reused";
+  EXPECT_LE(s1.bind_groups_created - s0.bind_groups_created, 10u);
+  EXPECT_EQ(x.to_vector<float>()[332], 204.f);
+  // Params differ per dispatch while the bind group is shared: each must see its own.
+  Tensor y = full({333}, 0.0, DType::F32, b.device());
+  for (int i = 1; i <= 50; ++i) y = add(y, full({333}, static_cast<double>(i), DType::F32, b.device()));
+  EXPECT_EQ(y.to_vector<float>()[5], 1275.f);
+  // Released pool buffers: cached groups go, later dispatches still bind the right buffers.
+  b.release_cached();
+  const auto s2 = b.batch_stats();
+  for (int i = 0; i < 3; ++i) x = add(x, one);
+  EXPECT_GT(b.batch_stats().bind_groups_created, s2.bind_groups_created);
+  EXPECT_EQ(x.to_vector<float>()[0], 207.f);
+  // Without the cache every dispatch creates its bind group (automatic layouts).
+  b.set_bind_cache(false);
+  const auto s3 = b.batch_stats();
+  for (int i = 0; i < 5; ++i) x = add(x, one);
+  const auto s4 = b.batch_stats();
+  EXPECT_EQ(s4.bind_groups_created - s3.bind_groups_created, 5u);
+  EXPECT_EQ(s4.bind_group_reuses, s3.bind_group_reuses);
+  EXPECT_EQ(x.to_vector<float>()[0], 212.f);
+}
+
 TEST(WebGPU, PoolReusesAndAccounts) {
   auto& b = backend();
   b.synchronize();
@@ -198,6 +241,68 @@ TEST(WebGPU, WaitsTimeOutWithATypedError) {
   EXPECT_TRUE(timed_out) << "a 1 ms wait on ~1 GB of work did not time out";
   b.synchronize();  // the work completes and the backend stays usable
   EXPECT_EQ(y.to_vector<float>()[12345], 65.f);
+}
+
+// Dawn's AdapterPropertiesMemoryHeaps gives the default memory budget (90% of
+// memory_heap_bytes()); on lavapipe the single heap is the machine's physical memory.
+TEST(WebGPU, MemoryHeapsGiveTheDefaultBudget) {
+  auto& b = backend();
+  std::string why;
+  auto adapters = webgpu_adapters(&why);
+  ASSERT_FALSE(adapters.empty()) << why;
+  const WebGPUInfo& a = adapters[0];
+  EXPECT_EQ(a.memory_heap_bytes, b.memory_heap_bytes()) << "wgt info and the runtime disagree";
+  uint64_t local = 0;
+  for (const auto& h : a.memory_heaps) {
+    EXPECT_GT(h.size, 0u);
+    EXPECT_EQ(h.property_names.find("device-local") != std::string::npos, (h.properties & 1) != 0) << h.property_names;
+    if (h.properties & 1) local += h.size;
+  }
+  if (a.name.find("llvmpipe") != std::string::npos) {
+    ASSERT_FALSE(a.memory_heaps.empty()) << "lavapipe offers adapter-properties-memory-heaps: " << a.memory_heap_basis;
+    EXPECT_NE(std::find(a.features.begin(), a.features.end(), "adapter-properties-memory-heaps"), a.features.end());
+    // Mesa reports the physical memory as lavapipe's heap: this checks our struct layout.
+    const uint64_t phys = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(local, phys);
+    EXPECT_EQ(a.adapter_type, "cpu");
+    EXPECT_EQ(b.memory_heap_bytes(), local / 2) << "a software adapter claims half of the shared RAM";
+  }
+  if (!a.memory_heaps.empty() && local > 0) {
+    EXPECT_GT(b.memory_heap_bytes(), 0u);
+    EXPECT_LE(b.memory_heap_bytes(), local);
+  }
+  Runtime& rt = Runtime::get();
+  const Policy saved = rt.policy();
+  Policy p = saved;
+  p.memory_budget = 0;  // default: derived from the heaps
+  rt.set_policy(p);
+  const uint64_t dflt = rt.memory_budget(0);
+  p.memory_budget = 123456789;  // an explicit budget wins
+  rt.set_policy(p);
+  const uint64_t explicit_budget = rt.memory_budget(0);
+  rt.set_policy(saved);
+  if (b.memory_heap_bytes()) EXPECT_EQ(dflt, b.memory_heap_bytes() / 10 * 9);
+  else EXPECT_EQ(dflt, 4ull << 30);
+  EXPECT_EQ(explicit_budget, 123456789u);
+}
+
+TEST(WebGPU, MemoryHeapBytesRule) {
+  webgpu::AdapterDesc d;
+  d.adapter_type = "discrete-gpu";
+  d.heaps = {{1, 80ull << 30}, {2 | 4, 64ull << 30}, {1 | 2 | 4, 256ull << 20}};  // VRAM, host RAM, BAR window
+  webgpu::derive_memory_heap_bytes(d);
+  EXPECT_EQ(d.memory_heap_bytes, (80ull << 30) + (256ull << 20));
+  d.adapter_type = "cpu";
+  webgpu::derive_memory_heap_bytes(d);
+  EXPECT_EQ(d.memory_heap_bytes, ((80ull << 30) + (256ull << 20)) / 2);
+  d.heaps = {{2, 64ull << 30}};  // nothing device-local: unknown
+  webgpu::derive_memory_heap_bytes(d);
+  EXPECT_EQ(d.memory_heap_bytes, 0u);
+  d.heaps.clear();
+  webgpu::derive_memory_heap_bytes(d);
+  EXPECT_EQ(d.memory_heap_bytes, 0u);
+  EXPECT_NE(d.memory_heap_basis.find("no heap information"), std::string::npos);
+  EXPECT_EQ(webgpu::heap_property_names(1 | 2 | 0x10), "device-local|host-visible|host-cached");
 }
 
 TEST(WebGPU, RandomMatchesCpuBits) {

@@ -55,6 +55,14 @@ int cmd_info() {
     std::printf("  memory: budget %s, allocated %s (tensors %s, pinned %s, pooled %s)\n", human_bytes(m.budget).c_str(),
                 human_bytes(m.allocated).c_str(), human_bytes(m.resident).c_str(), human_bytes(m.pinned).c_str(),
                 human_bytes(m.pooled).c_str());
+    for (size_t h = 0; h < a.memory_heaps.size(); ++h)
+      std::printf("  heap %zu: %s (%llu bytes) %s\n", h, human_bytes(a.memory_heaps[h].size).c_str(),
+                  static_cast<unsigned long long>(a.memory_heaps[h].size), a.memory_heaps[h].property_names.c_str());
+    std::printf("  memory_heap_bytes: %llu (%s)%s\n", static_cast<unsigned long long>(a.memory_heap_bytes),
+                a.memory_heap_basis.c_str(),
+                Runtime::get().policy().memory_budget ? "; budget set explicitly (WGT_MEMORY_BUDGET)"
+                : a.memory_heap_bytes                 ? "; default budget = 90% of it"
+                                                      : "; default budget = 4 GiB");
     std::printf("  features:");
     for (auto& f : a.features) std::printf(" %s", f.c_str());
     std::printf("\n  limits:\n");
