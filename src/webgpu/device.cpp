@@ -349,8 +349,10 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   validate_ = env_flag("WGT_WEBGPU_VALIDATE");
   std::vector<uint32_t> want;
   auto has = [&](uint32_t f) { return p().AdapterHasFeature(adapter, f) != 0; };
+  // WGT_WEBGPU_DISABLE_F16=1 leaves shader-f16 unrequested (emulates adapters without it).
+  const bool no_f16 = env_flag("WGT_WEBGPU_DISABLE_F16");
   for (uint32_t f : {feature::ShaderF16, feature::Subgroups, feature::TimestampQuery, kSubgroupMatrix})
-    if (has(f)) want.push_back(f);
+    if (has(f) && !(no_f16 && f == feature::ShaderF16)) want.push_back(f);
   PaddedLimits lim;
   p().AdapterGetLimits(adapter, &lim.l);
 

@@ -175,7 +175,8 @@ WebGPUBackend::~WebGPUBackend() {
 Support WebGPUBackend::supports(const OpCall& call) const {
   // Copy, Concat, IndexSelect and Gather move bits of any element size (i64 indices are read
   // as u32 pairs) and argmax writes its i64 result as u32 pairs: their kernels judge dtypes.
-  // Every other kernel computes in WGSL types.
+  // Every other kernel computes in WGSL types. f16 is judged per kernel: packed f16 (u32
+  // words + unpack2x16float) needs no shader-f16, only kernels with native f16 code do.
   const bool raw_in = call.kind == OpKind::Copy || call.kind == OpKind::Concat || call.kind == OpKind::IndexSelect ||
                       call.kind == OpKind::Gather;
   const bool raw_out = raw_in || (call.kind == OpKind::Reduce && call.attrs.reduce == ReduceOp::ArgMax);
@@ -184,9 +185,6 @@ Support WebGPUBackend::supports(const OpCall& call) const {
     switch (raw ? DType::F32 : t.dtype()) {
       case DType::I64: case DType::F64: case DType::C64:
         return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " has no WebGPU (WGSL) representation");
-      case DType::F16:
-        if (!features().shader_f16) return Support::no("f16 needs the shader-f16 feature, which " + name() + " lacks");
-        break;
       default: break;
     }
     const uint64_t bytes = t.storage() ? t.storage()->nbytes() : t.nbytes();
@@ -203,7 +201,6 @@ Support WebGPUBackend::supports(const OpCall& call) const {
   for (const auto& [shape, dt] : call.out_specs) {
     if (!raw_out && (dt == DType::I64 || dt == DType::F64 || dt == DType::C64))
       return Support::no(std::string("output dtype ") + dtype_name(dt) + " has no WebGPU (WGSL) representation");
-    if (!raw_out && dt == DType::F16 && !features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
     uint64_t n = dtype_size(dt);
     for (int64_t d : shape) n *= static_cast<uint64_t>(d);
     if (n > limits().max_storage_buffer_binding_size)

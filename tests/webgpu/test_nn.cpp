@@ -97,12 +97,23 @@ TEST_F(WebGpuNn, Rope) {
   }
   // A transposed (non-contiguous) input is compacted first.
   check("view", {randn({4, 2, 8}, 4)}, [](auto& in) { return rope(in[0].transpose(0, 1), 3); }, 2e-5, "rope");
+  // f16 with an odd element count (a half-filled last output word) and an odd head_dim, so
+  // rows straddle words.
+  RopeConfig c;
+  c.n_rot = 4;
+  check("f16 odd", {randn({3, 3, 5}, 9, DType::F16)}, [&](auto& in) { return rope(in[0], 2, c); }, 2e-3, "rope");
+  check("f16 view", {randn({4, 2, 6}, 10, DType::F16)}, [&](auto& in) { return rope(in[0].transpose(0, 1), 1, c); }, 2e-3,
+        "rope");
 }
 
 TEST_F(WebGpuNn, SiluMul) {
   check("f32", {randn({5, 77}, 5), randn({5, 77}, 6)}, [](auto& in) { return silu_mul(in[0], in[1]); }, 1e-5, "silu_mul");
   check("f16", {randn({3, 9}, 7, DType::F16), randn({3, 9}, 8, DType::F16)},
         [](auto& in) { return silu_mul(in[0], in[1]); }, 2e-3, "silu_mul");
+  // Views starting at an odd f16 element are compacted first; large products overflow to inf
+  // in f16 on both backends (rel_err turns NaN disagreements into a failure).
+  check("f16 sliced", {randn({4, 11}, 14, DType::F16), randn({4, 11}, 15, DType::F16)},
+        [](auto& in) { return silu_mul(in[0].slice(1, 1, 10), in[1].slice(1, 2, 11)); }, 2e-3, "silu_mul");
 }
 
 TEST_F(WebGpuNn, AttentionPrefillAndDecodeShapes) {
@@ -145,6 +156,39 @@ TEST_F(WebGpuNn, AttentionF16CacheMaskAndFullyMaskedRow) {
   }
 }
 
+// f16 queries (so an f16 output, written as packed words), with f16 or f32 K/V and f16 masks,
+// through both kernels; head_dim 33 puts the rows of neighbouring heads in one output word.
+TEST_F(WebGpuNn, AttentionF16QueriesPrefillAndDecode) {
+  struct Case { int64_t lq, lk, h, hkv, d; bool causal; DType kv; };
+  const Case cases[] = {
+      {20, 20, 4, 2, 16, true, DType::F16}, {9, 13, 3, 1, 33, false, DType::F16}, {17, 17, 2, 2, 8, true, DType::F32},
+      {1, 70, 8, 2, 32, true, DType::F16},  {2, 40, 3, 3, 33, true, DType::F16},  {1, 9, 4, 1, 7, true, DType::F32},
+  };
+  for (const Case& c : cases) {
+    AttnConfig ac;
+    ac.causal = c.causal;
+    const std::string what = "lq " + std::to_string(c.lq) + " lk " + std::to_string(c.lk) + " h " + std::to_string(c.h) +
+                             "/" + std::to_string(c.hkv) + " d " + std::to_string(c.d) + " kv " + dtype_name(c.kv);
+    check(what,
+          {randn({c.lq, c.h, c.d}, 51, DType::F16), randn({c.lk, c.hkv, c.d}, 52, c.kv), randn({c.lk, c.hkv, c.d}, 53, c.kv)},
+          [&](auto& in) { return attention(in[0], in[1], in[2], ac); }, 2e-3, "attention");
+  }
+  for (int64_t lq : {5, 1}) {
+    std::vector<float> m(lq * 6);
+    for (size_t i = 0; i < m.size(); ++i) m[i] = i % 4 == 1 ? -INFINITY : -0.25f * static_cast<float>(i % 3);
+    check("f16 mask lq " + std::to_string(lq),
+          {randn({lq, 2, 10}, 54, DType::F16), randn({6, 1, 10}, 55, DType::F16), randn({6, 1, 10}, 56, DType::F16),
+           cast(Tensor::from_vector(m, {lq, 6}), DType::F16)},
+          [](auto& in) {
+            AttnConfig ac;
+            ac.causal = false;
+            ac.mask = in[3];
+            return attention(in[0], in[1], in[2], ac);
+          },
+          2e-3, "attention");
+  }
+}
+
 TEST_F(WebGpuNn, AttentionWithoutKeysGivesZeros) {
   for (int64_t lq : {1, 7}) {  // decode and prefill kernels over an empty (non-causal) key set
     check("lq " + std::to_string(lq), {randn({lq, 2, 8}, 35), randn({0, 2, 8}, 36), randn({0, 2, 8}, 37)},
@@ -177,6 +221,29 @@ TEST_F(WebGpuNn, KvCacheOnDevice) {
   }
 }
 
+// Rows of an odd length (1 head x 3 dims) start at odd f16 elements, so appends share their
+// boundary words with the previous row; f16 sources go into f32 and f16 caches.
+TEST_F(WebGpuNn, KvCacheOddRowsAndMixedDtypes) {
+  use_gpu();
+  for (DType cache_dt : {DType::F16, DType::F32}) {
+    for (DType src_dt : {DType::F32, DType::F16}) {
+      SCOPED_TRACE(std::string("cache ") + dtype_name(cache_dt) + " src " + dtype_name(src_dt));
+      KVCache cache(7, 1, 3, cache_dt, kGpu);
+      Tensor k = randn({7, 1, 3}, 61, src_dt), v = randn({7, 1, 3}, 62, src_dt);
+      Runtime::get().reset_stats();
+      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}, {4, 5}, {5, 7}})
+        cache.append(k.slice(0, b, e).to(kGpu), v.slice(0, b, e).to(kGpu));
+      const auto& per = Runtime::get().stats().per_op;
+      ASSERT_TRUE(per.count("kv_append"));
+      EXPECT_FALSE(per.at("kv_append").count("host-write")) << "kv_append must run as a WebGPU kernel";
+      // Every value is exact in f16 except f32 -> f16 rounding (relative 2^-11).
+      const double tol = cache_dt == DType::F16 && src_dt == DType::F32 ? 1e-3 : 0.0;
+      EXPECT_LE(rel_err(cast(cache.view_k().cpu(), DType::F32), cast(k, DType::F32)), tol);
+      EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), cast(v, DType::F32)), tol);
+    }
+  }
+}
+
 TEST_F(WebGpuNn, KvCacheOnDeviceHostWritePath) {
   // Under policy cpu-only a device cache still takes the rows, through a host-side write.
   use_cpu_reference();
@@ -196,6 +263,16 @@ TEST_F(WebGpuNn, BlockF16WeightsOnDevice) {
   cfg.n_heads = 2;
   cfg.n_kv_heads = 1;
   cfg.ffn_dim = 80;
+  {
+    // The projections are f16 matmuls, owned by the matmul kernels: where they are not
+    // available (no shader-f16 and no packed-f16 matmul yet) this block cannot stay on the GPU.
+    DeviceBackend* gpu = Runtime::get().webgpu_backend(0);
+    ASSERT_NE(gpu, nullptr);
+    const Tensor a = Tensor::empty({2, 2}, DType::F16, kGpu);
+    OpCall probe{OpKind::MatMul, "matmul_t", {a, a}, {Tensor::empty({2, 2}, DType::F16, kGpu)}, {}, 0.0, {}};
+    probe.attrs.transpose_b = true;
+    if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << "f16 matmul unavailable on this device: " << s.reason;
+  }
   use_cpu_reference();
   BlockWeights w = BlockWeights::random(cfg, 6, DType::F16);
   Tensor x = randn({5, 64}, 42);

@@ -1,5 +1,7 @@
 // Launchers of the elementwise family: Copy, Unary, Binary, Where, Cast, Fill, Arange,
 // RandUniform, RandNormal (shaders: copy, unary, binary, where, fill, rand, *_vec4).
+// f16 operands are packed u32 words (shaders/ew_f16.wgsl), so none of these kernels needs the
+// shader-f16 feature (docs/webgpu.md, "f16 without the shader-f16 feature").
 #include <algorithm>
 #include <cstring>
 #include <string>

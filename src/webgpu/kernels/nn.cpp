@@ -13,18 +13,16 @@ namespace {
 
 constexpr uint32_t kEw = 256;  // invocations per workgroup of the elementwise-style kernels
 
-const char* wgsl_type(DType t) { return t == DType::F16 ? "f16" : "f32"; }
-std::string enable_for(std::initializer_list<DType> ts) {
-  for (DType t : ts)
-    if (t == DType::F16) return "enable f16;";
-  return "";
-}
+// Every operand is bound as array<u32> holding f32 or packed f16 (shaders/ew_f16.wgsl), so
+// f16 needs no shader-f16 feature and there is one code path on every adapter. Packed f16 is
+// kept even where shader-f16 exists: these kernels are bound by memory traffic, which is the
+// same two bytes per element either way, and unpack2x16float is one conversion instruction.
+const char* f16_flag(DType t) { return t == DType::F16 ? "true" : "false"; }
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-Support float_dtype(const Context& ctx, DType t, const char* what) {
+Support float_dtype(DType t, const char* what) {
   if (t != DType::F32 && t != DType::F16)
     return Support::no(std::string(what) + " dtype " + dtype_name(t) + " not supported (f32, f16)");
-  if (t == DType::F16 && !ctx.features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
   return Support::yes();
 }
 
@@ -37,10 +35,16 @@ Support small_enough(const OpCall& call) {
   return Support::yes();
 }
 
-void run_1d(Context& ctx, const ShaderVariant& v, std::vector<Arg> args, const void* params, size_t params_size,
-            uint64_t n) {
+// Records a kernel built on shaders/ew_main.wgsl: one invocation per output word covering n
+// elements from element out_off (2 per word for f16 outputs, whose boundary words keep the
+// neighbouring halves).
+void run_words(Context& ctx, ShaderVariant v, std::vector<Arg> args, const void* params, size_t params_size,
+               uint64_t out_off, uint64_t n, DType out_dtype) {
   if (n == 0) return;
-  auto [gx, gy] = ctx.grid((n + kEw - 1) / kEw);
+  const uint64_t pw = out_dtype == DType::F16 ? 2 : 1;
+  v.defines.emplace_back("OUT_PW", std::to_string(pw));
+  const uint64_t words = (out_off + n + pw - 1) / pw - out_off / pw;
+  auto [gx, gy] = ctx.grid((words + kEw - 1) / kEw);
   Dispatch d;
   d.pipeline = ctx.pipeline(v);
   d.args = std::move(args);
@@ -54,14 +58,14 @@ void run_1d(Context& ctx, const ShaderVariant& v, std::vector<Arg> args, const v
 // ---------------- Rope ----------------
 
 struct RopeParams {  // mirrors Params of rope.wgsl
-  uint32_t n, seq, heads, d, n_rot, neox, pos_offset, x_off;
+  uint32_t n, seq, out_off, heads, d, n_rot, neox, pos_offset;
   float base_log2, freq_scale;
-  uint32_t pad0, pad1;
+  uint32_t x_off, pad0;
 };
 static_assert(sizeof(RopeParams) == 48, "RopeParams must match rope.wgsl");
 
-Support check_rope(const Context& ctx, const OpCall& call) {
-  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "x"); !s.ok) return s;
+Support check_rope(const Context&, const OpCall& call) {
+  if (Support s = float_dtype(call.inputs[0].dtype(), "x"); !s.ok) return s;
   if (call.inputs.size() > 1 && call.inputs[1].dtype() != DType::I32)
     return Support::no("positions must be i32 on WebGPU (no 64-bit integers in WGSL)");
   if (call.attrs.pos_offset >= (int64_t{1} << 24))
@@ -85,44 +89,46 @@ void launch_rope(Context& ctx, OpCall& call) {
   p.pos_offset = u32(call.attrs.pos_offset);
   p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
   p.freq_scale = static_cast<float>(call.attrs.scalar1);
-  ShaderVariant v{"rope", {{"ENABLE", enable_for({x.dtype()})}, {"T", wgsl_type(x.dtype())},
-                           {"HAS_POS", has_pos ? "true" : "false"}}};
-  run_1d(ctx, v, {ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)}, &p, sizeof p, y.numel());
+  p.out_off = u32(y.offset());
+  ShaderVariant v{"rope", {{"F16", f16_flag(x.dtype())}, {"HAS_POS", has_pos ? "true" : "false"}}};
+  run_words(ctx, v, {ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)}, &p, sizeof p, y.offset(), y.numel(), y.dtype());
 }
 
 // ---------------- SiluMul ----------------
 
 struct SiluParams {  // mirrors Params of silu_mul.wgsl
-  uint32_t n, a_off, b_off, pad0;
+  uint32_t n, a_off, out_off, b_off;
 };
 static_assert(sizeof(SiluParams) == 16, "SiluParams must match silu_mul.wgsl");
 
-Support check_silu_mul(const Context& ctx, const OpCall& call) {
-  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "input"); !s.ok) return s;
+Support check_silu_mul(const Context&, const OpCall& call) {
+  if (call.inputs.size() != 2) return Support::no("silu_mul takes {a, b}");
+  if (Support s = float_dtype(call.inputs[0].dtype(), "input"); !s.ok) return s;
+  if (call.inputs[1].dtype() != call.inputs[0].dtype()) return Support::no("a and b differ in dtype");
   return small_enough(call);
 }
 
 void launch_silu_mul(Context& ctx, OpCall& call) {
   const Tensor a = ctx.compact(call.inputs[0]), b = ctx.compact(call.inputs[1]);
   const Tensor& y = call.outputs[0];
-  SiluParams p{u32(y.numel()), 0, 0, 0};
-  ShaderVariant v{"silu_mul", {{"ENABLE", enable_for({y.dtype()})}, {"T", wgsl_type(y.dtype())}}};
-  run_1d(ctx, v, {ctx.arg(a), ctx.arg(b), ctx.arg(y, false)}, &p, sizeof p, y.numel());
+  SiluParams p{u32(y.numel()), 0, u32(y.offset()), 0};
+  ShaderVariant v{"silu_mul", {{"F16", f16_flag(y.dtype())}}};
+  run_words(ctx, v, {ctx.arg(a), ctx.arg(b), ctx.arg(y, false)}, &p, sizeof p, y.offset(), y.numel(), y.dtype());
 }
 
 // ---------------- KVAppend ----------------
 
 struct AppendParams {  // mirrors Params of attention_kv_append.wgsl
-  uint32_t n, dst_off, src_off, pad0;
+  uint32_t n, src_off, out_off, pad0;
 };
 static_assert(sizeof(AppendParams) == 16, "AppendParams must match attention_kv_append.wgsl");
 
-Support check_kv_append(const Context& ctx, const OpCall& call) {
+Support check_kv_append(const Context&, const OpCall& call) {
   if (call.inputs.size() != 2) return Support::no("kv_append takes {cache, src}");
   const Tensor& cache = call.inputs[0];
   if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
-  if (Support s = float_dtype(ctx, cache.dtype(), "cache"); !s.ok) return s;
-  if (Support s = float_dtype(ctx, call.inputs[1].dtype(), "source"); !s.ok) return s;
+  if (Support s = float_dtype(cache.dtype(), "cache"); !s.ok) return s;
+  if (Support s = float_dtype(call.inputs[1].dtype(), "source"); !s.ok) return s;
   return small_enough(call);
 }
 
@@ -130,10 +136,10 @@ void launch_kv_append(Context& ctx, OpCall& call) {
   const Tensor& cache = call.inputs[0];
   const Tensor src = ctx.compact(call.inputs[1]);
   const int64_t row = cache.shape()[1] * cache.shape()[2];
-  AppendParams p{u32(src.numel()), u32(call.attrs.pos_offset * row), 0, 0};
-  ShaderVariant v{"attention_kv_append", {{"ENABLE", enable_for({cache.dtype(), src.dtype()})},
-                                          {"TC", wgsl_type(cache.dtype())}, {"TS", wgsl_type(src.dtype())}}};
-  run_1d(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, src.numel());
+  const int64_t dst = call.attrs.pos_offset * row;
+  AppendParams p{u32(src.numel()), 0, u32(dst), 0};
+  ShaderVariant v{"attention_kv_append", {{"CACHE_F16", f16_flag(cache.dtype())}, {"SRC_F16", f16_flag(src.dtype())}}};
+  run_words(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, dst, src.numel(), cache.dtype());
 }
 
 // ---------------- Attention ----------------
@@ -178,10 +184,14 @@ bool use_decode(const Context& ctx, const AttnShape& s) {
 }
 
 Support check_attention(const Context& ctx, const OpCall& call) {
-  if (Support s = float_dtype(ctx, call.inputs[0].dtype(), "q"); !s.ok) return s;
-  if (Support s = float_dtype(ctx, call.inputs[1].dtype(), "k/v"); !s.ok) return s;
+  if (call.inputs.size() != (call.attrs.has_mask ? 4u : 3u)) return Support::no("attention takes {q, k, v[, mask]}");
+  if (Support s = float_dtype(call.inputs[0].dtype(), "q"); !s.ok) return s;
+  if (Support s = float_dtype(call.inputs[1].dtype(), "k/v"); !s.ok) return s;
+  if (call.inputs[2].dtype() != call.inputs[1].dtype()) return Support::no("k and v differ in dtype");
+  if (!call.outputs.empty() && call.outputs[0].dtype() != call.inputs[0].dtype())
+    return Support::no("output dtype differs from q");
   if (call.attrs.has_mask)
-    if (Support s = float_dtype(ctx, call.inputs[3].dtype(), "mask"); !s.ok) return s;
+    if (Support s = float_dtype(call.inputs[3].dtype(), "mask"); !s.ok) return s;
   const AttnShape s = attn_shape(call);
   if (s.d == 0 || s.heads == 0) return Support::yes();  // nothing to compute; launch writes nothing
   if (!use_decode(ctx, s) && prefill_smem(s.d) > ctx.limits().max_compute_workgroup_storage_size)
@@ -211,10 +221,8 @@ void launch_attention(Context& ctx, OpCall& call) {
   p.causal = call.attrs.causal ? 1 : 0;
   p.has_mask = has_mask ? 1 : 0;
   p.scale = static_cast<float>(call.attrs.scalar0);
-  const std::string enable = enable_for({q.dtype(), k.dtype(), mt});
   std::vector<std::pair<std::string, std::string>> defs{
-      {"ENABLE", enable}, {"TQ", wgsl_type(q.dtype())}, {"TK", wgsl_type(k.dtype())},
-      {"TM", wgsl_type(mt)}, {"D", std::to_string(s.d)}};
+      {"Q_F16", f16_flag(q.dtype())}, {"K_F16", f16_flag(k.dtype())}, {"M_F16", f16_flag(mt)}, {"D", std::to_string(s.d)}};
 
   if (!use_decode(ctx, s)) {
     defs.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
@@ -257,7 +265,7 @@ void launch_attention(Context& ctx, OpCall& call) {
   auto [gx, gy] = ctx.grid(static_cast<uint64_t>(s.lq * s.heads));
   Dispatch d2;
   d2.pipeline = ctx.pipeline(ShaderVariant{
-      "attention_decode_reduce", {{"ENABLE", enable_for({q.dtype()})}, {"TQ", wgsl_type(q.dtype())}, {"D", std::to_string(s.d)}}});
+      "attention_decode_reduce", {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}}});
   d2.args = {ctx.arg(part_acc), ctx.arg(part_ml), ctx.arg(o, false)};
   d2.params = &p;
   d2.params_size = sizeof p;

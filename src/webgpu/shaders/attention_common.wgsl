@@ -17,3 +17,4 @@ const NEG_LIMIT: f32 = -1.0e29;
 fn visible(i: u32, j: u32) -> bool {
   return j < p.lk && (p.causal == 0u || j + p.lq <= p.lk + i);
 }
+

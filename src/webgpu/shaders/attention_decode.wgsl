@@ -3,9 +3,10 @@
 // share kv head g, so every K/V byte is read from memory once per query (GQA reuse). K and V
 // tiles of T keys are staged in workgroup memory; per head it keeps an online softmax and
 // writes the partial state (max, sum, unnormalized accumulator) that
-// attention_decode_reduce combines. Defines: ENABLE, TQ, TK, TM, D, G, T.
-{{ENABLE}}
+// attention_decode_reduce combines. Defines: Q_F16, K_F16, M_F16 (f32 or packed f16 operands,
+// see attention_inputs), D, G, T.
 #include "attention_common"
+#include "attention_inputs"
 
 const WG: u32 = 128u;
 const D: u32 = {{D}}u;
@@ -15,10 +16,6 @@ const T: u32 = {{T}}u;
 // same d, which with a stride of D (often a multiple of 32) would hit one memory bank.
 const DS: u32 = D + 1u;
 
-@group(0) @binding(0) var<storage, read> q: array<{{TQ}}>;
-@group(0) @binding(1) var<storage, read> k: array<{{TK}}>;
-@group(0) @binding(2) var<storage, read> v: array<{{TK}}>;
-@group(0) @binding(3) var<storage, read> mask: array<{{TM}}>;
 // Partials, indexed by ((i * heads + h) * n_split + split): acc [.., D], ml [.., 2] = (m, l).
 @group(0) @binding(4) var<storage, read_write> part_acc: array<f32>;
 @group(0) @binding(5) var<storage, read_write> part_ml: array<f32>;
@@ -43,7 +40,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (p.causal != 0u) { j_end = min(j_end, p.lk - p.lq + qi + 1u); }
   for (var e = lid; e < G * D; e += WG) {
     let h = g * G + e / D;
-    qs[(e / D) * DS + e % D] = f32(q[p.q_off + (qi * p.heads + h) * D + e % D]) * p.scale;
+    qs[(e / D) * DS + e % D] = ld_q(p.q_off + (qi * p.heads + h) * D + e % D) * p.scale;
     acc[e] = 0.0;
   }
   if (lid < G) {
@@ -58,8 +55,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       var vv = 0.0;
       if (j < j_end) {
         let src = (j * p.kv_heads + g) * D + e % D;
-        kv = f32(k[p.k_off + src]);
-        vv = f32(v[p.v_off + src]);
+        kv = ld_k(p.k_off + src);
+        vv = ld_v(p.v_off + src);
       }
       ks[(e / D) * DS + e % D] = kv;
       vs[(e / D) * DS + e % D] = vv;
@@ -72,7 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (j < j_end) {
         var dot = 0.0;
         for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[(e % T) * DS + d]; }
-        if (p.has_mask != 0u) { dot += f32(mask[p.m_off + qi * p.lk + j]); }
+        if (p.has_mask != 0u) { dot += ld_m(p.m_off + qi * p.lk + j); }
         sv = max(dot, NEG_BIG);
       }
       sc[e] = sv;

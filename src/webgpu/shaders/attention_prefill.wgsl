@@ -3,10 +3,10 @@
 // max m, running sum l, unnormalized accumulator), so the [q_len, kv_len] score matrix is
 // never materialized. TPR invocations share a query row: each owns the head dims
 // lane, lane + TPR, ... (DPT of them, in registers) and the keys lane, lane + TPR, ... of a
-// tile for the scores. Defines: ENABLE, TQ (q/out), TK (k/v), TM (mask), D (head dim),
-// DPT = ceil(D / TPR).
-{{ENABLE}}
+// tile for the scores. Defines: Q_F16 (q and the output), K_F16 (k/v), M_F16 (mask), D (head
+// dim), DPT = ceil(D / TPR); operands are f32 or packed f16 (attention_inputs).
 #include "attention_common"
+#include "attention_inputs"
 
 const BQ: u32 = 16u;
 const BK: u32 = 16u;
@@ -18,12 +18,10 @@ const DPT: u32 = {{DPT}}u;
 // at the same d, which with a stride of D (often a multiple of 32) would hit one memory bank.
 const DS: u32 = D + 1u;
 
-@group(0) @binding(0) var<storage, read> q: array<{{TQ}}>;
-@group(0) @binding(1) var<storage, read> k: array<{{TK}}>;
-@group(0) @binding(2) var<storage, read> v: array<{{TK}}>;
-@group(0) @binding(3) var<storage, read> mask: array<{{TM}}>;
-@group(0) @binding(4) var<storage, read_write> o: array<{{TQ}}>;
+const O_F16: bool = Q_F16;
+@group(0) @binding(4) var<storage, read_write> o: array<atomic<u32>>;
 @group(0) @binding(5) var<uniform> p: AttnParams;
+#include "attention_out"
 
 var<workgroup> qs: array<f32, BQ * DS>;  // scaled queries of the tile
 var<workgroup> ks: array<f32, BK * DS>;
@@ -41,7 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   for (var e = lid; e < BQ * D; e += WG) {
     let qq = q0 + e / D;
     var val = 0.0;
-    if (qq < p.lq) { val = f32(q[p.q_off + (qq * p.heads + h) * D + e % D]) * p.scale; }
+    if (qq < p.lq) { val = ld_q(p.q_off + (qq * p.heads + h) * D + e % D) * p.scale; }
     qs[(e / D) * DS + e % D] = val;
   }
   // Keys past the last one visible to the tile's last query are never loaded.
@@ -58,8 +56,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       var vv = 0.0;
       if (j < p.lk) {
         let src = (j * p.kv_heads + g) * D + e % D;
-        kv = f32(k[p.k_off + src]);
-        vv = f32(v[p.v_off + src]);
+        kv = ld_k(p.k_off + src);
+        vv = ld_v(p.v_off + src);
       }
       ks[(e / D) * DS + e % D] = kv;
       vs[(e / D) * DS + e % D] = vv;
@@ -71,7 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (qi < p.lq && visible(qi, j)) {
         var dot = 0.0;
         for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[c * DS + d]; }
-        if (p.has_mask != 0u) { dot += f32(mask[p.m_off + qi * p.lk + j]); }
+        if (p.has_mask != 0u) { dot += ld_m(p.m_off + qi * p.lk + j); }
         sv = max(dot, NEG_BIG);
       }
       sc[r * BK + c] = sv;
@@ -104,6 +102,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let inv = select(0.0, 1.0 / l, l > 0.0);
   for (var t = 0u; t < DPT; t++) {
     let d = lane + t * TPR;
-    if (d < D) { o[(qi * p.heads + h) * D + d] = {{TQ}}(acc[t] * inv); }
+    if (d < D) { store_o((qi * p.heads + h) * D + d, acc[t] * inv); }
   }
 }

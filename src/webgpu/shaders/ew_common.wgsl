@@ -40,27 +40,8 @@ fn ld_u8_i32(w: u32, j: u32) -> i32 { return i32((w >> (8u * j)) & 0xffu); }
 fn ld_bool_i32(w: u32, j: u32) -> i32 { return select(0, 1, ((w >> (8u * j)) & 0xffu) != 0u); }
 
 // ---- stores: compute type -> element bits (low bits of the result) ----
-// f32 -> f16 with round-to-nearest-even, like the CPU's f32_to_f16 (NaN -> 0x7e00).
-fn f16_bits(f: f32) -> u32 {
-  let x = bitcast<u32>(f);
-  let sign = (x >> 16u) & 0x8000u;
-  let ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) { return sign | 0x7e00u; }
-  if (ax >= 0x477ff000u) { return sign | 0x7c00u; }
-  if (ax < 0x38800000u) {
-    if (ax < 0x33000000u) { return sign; }
-    let e = ax >> 23u;
-    let m = (ax & 0x7fffffu) | 0x800000u;
-    let s = 126u - e;
-    let q = m >> s;
-    let rem = m & ((1u << s) - 1u);
-    let half = 1u << (s - 1u);
-    return sign | (q + select(0u, 1u, rem > half || (rem == half && (q & 1u) == 1u)));
-  }
-  let h = ((ax - 0x38000000u) >> 13u);
-  let rest = ax & 0x1fffu;
-  return sign | (h + select(0u, 1u, rest > 0x1000u || (rest == 0x1000u && (h & 1u) == 1u)));
-}
+// f16_bits (f32 -> f16, round to nearest even) lives in ew_f16.
+#include "ew_f16"
 // f32 -> bf16 with round-to-nearest-even (quiet NaN keeps its top bits).
 fn bf16_bits(f: f32) -> u32 {
   let u = bitcast<u32>(f);

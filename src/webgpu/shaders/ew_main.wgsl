@@ -1,7 +1,9 @@
 // Entry point shared by the elementwise kernels: one invocation per output u32 word, so
 // packed sub-word outputs are written without races; words shared with neighbours of the
 // output range (nonzero element offset, guard regions) keep those neighbours' bits.
-// The including kernel defines OUT_PW (elements per word) and fn compute_bits(e) -> u32.
+// The including kernel defines OUT_PW (elements per word), fn compute_bits(e) -> u32 (the
+// bits of output element e, counted from out_off), the binding `out: array<u32>` and a
+// uniform `params` with fields n (output elements) and out_off (element offset in `out`).
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -1,18 +1,24 @@
-// y = silu(a) * b elementwise on contiguous operands (the SwiGLU gate). Defines: ENABLE, T.
-{{ENABLE}}
+// y = silu(a) * b elementwise on contiguous operands (the SwiGLU gate), f32 or packed f16
+// (ew_f16). Entry point ew_main (one invocation per output word). Defines: F16, OUT_PW.
+#include "ew_f16"
 
-struct Params { n: u32, a_off: u32, b_off: u32, pad0: u32, }
+struct Params { n: u32, a_off: u32, out_off: u32, b_off: u32, }
 
-@group(0) @binding(0) var<storage, read> a: array<{{T}}>;
-@group(0) @binding(1) var<storage, read> b: array<{{T}}>;
-@group(0) @binding(2) var<storage, read_write> y: array<{{T}}>;
-@group(0) @binding(3) var<uniform> p: Params;
+const F16: bool = {{F16}};
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let e = (wid.x + wid.y * nwg.x) * 256u + lid;
-  if (e >= p.n) { return; }
-  let x = f32(a[p.a_off + e]);
-  y[e] = {{T}}(x / (1.0 + exp(-x)) * f32(b[p.b_off + e]));
+@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(1) var<storage, read> b: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+fn compute_bits(e: u32) -> u32 {
+  let ia = params.a_off + e;
+  let ib = params.b_off + e;
+  if (F16) {
+    let x = f16_at(a[ia >> 1u], ia);
+    return f16_bits(x / (1.0 + exp(-x)) * f16_at(b[ib >> 1u], ib));
+  }
+  let x = bitcast<f32>(a[ia]);
+  return bitcast<u32>(x / (1.0 + exp(-x)) * bitcast<f32>(b[ib]));
 }
+#include "ew_main"
