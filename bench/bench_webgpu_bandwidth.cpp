@@ -2,7 +2,7 @@
 // RMSNorm over rows of 4096 f32) on large tensors, plus the end-to-end latency of a chain of
 // small dependent ops. Every figure is printed only after its result was verified on samples.
 //   bench_webgpu_bandwidth [--mib N (default 256)] [--iters N (default 50)] [--chain N (default 1000)]
-//                          [--only copy,add,softmax,rms_norm,chain (default: all)]
+//                          [--only copy,add,softmax,softmax_wg,rms_norm,chain (default: all)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -66,7 +66,7 @@ bool measure(const char* name, double bytes_per_call, int iters, const std::func
 int main(int argc, char** argv) {
   int64_t mib = 256;
   int iters = 50, chain = 1000;
-  std::string only = "copy,add,softmax,rms_norm,chain";
+  std::string only = "copy,add,softmax,softmax_wg,rms_norm,chain";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--mib") mib = std::atoll(argv[i + 1]);
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     }
     return true;
   });
-  if (want("softmax")) ok &= measure("softmax (rows of 4096)", 2.0 * n * 4, iters, [&] { return softmax(a); }, [&](const Tensor& y) {
+  auto softmax_ok = [&](const Tensor& y) {
     for (int64_t r : sample_rows) {
       auto g = download(y, r * kRow, kRow);
       const float* x = &ha[r * kRow];
@@ -127,7 +127,14 @@ int main(int argc, char** argv) {
       for (int64_t j = 0; j < kRow; ++j) if (!close(g[j], std::exp(x[j] - m) / s, 1e-4)) return false;
     }
     return true;
-  });
+  };
+  if (want("softmax")) ok &= measure("softmax (rows of 4096)", 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
+  // The same kernel with its row reductions through workgroup memory instead of subgroups.
+  if (want("softmax_wg")) {
+    setenv("WGT_REDUCE_SUBGROUPS", "off", 1);
+    ok &= measure("softmax (rows of 4096, no subgroups)", 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
+    unsetenv("WGT_REDUCE_SUBGROUPS");
+  }
   if (want("rms_norm")) ok &= measure("rms_norm (rows of 4096)", 2.0 * n * 4, iters, [&] { return rms_norm(a, w, 1e-6); }, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {
       auto g = download(y, r * kRow, kRow);

@@ -5,7 +5,9 @@
 //   bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] [--layout nn|nt|both]
 //                       [--shapes MxNxK,...] [--tiles T1,T2,...] [--gemv G1,G2,...] [--ms 400]
 // --sweep runs every variant of --tiles (WGT_MATMUL_TILE syntax BMxBNxBKxTMxTN, f16 also with
-// f16 accumulation) and --gemv (WGxKS) besides the launcher's own choice ("auto").
+// f16 accumulation) and --gemv (WGxKS) besides the launcher's own choice ("auto"), plus "auto"
+// with scalar global loads (WGT_MATMUL_VEC=off) and, for f16, the packed-u32 storage path
+// (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,9 +34,10 @@ struct Options {
   std::vector<DType> dtypes{DType::F32, DType::F16};
   std::string layout = "auto";  // auto: nn, plus nt for small-M shapes
   std::vector<Shape3> shapes{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {1, 4096, 4096}, {512, 4096, 4096}};
-  std::vector<std::string> tiles{"128x128x8x8x8",  "128x128x16x8x8", "64x64x8x4x4",  "64x64x16x4x4",
-                                 "128x64x8x8x4",   "64x128x8x4x8",   "128x256x8x8x8", "256x128x8x8x8",
-                                 "128x128x8x8x4",  "64x64x32x4x4"};
+  std::vector<std::string> tiles{"128x128x8x8x8",  "128x128x16x8x8", "64x64x8x4x4",   "64x64x16x4x4",
+                                 "128x64x8x8x4",   "64x128x8x4x8",   "128x256x8x8x8",  "256x128x8x8x8",
+                                 "128x128x8x8x4",  "64x64x32x4x4",   "128x64x16x8x4",  "128x256x16x8x8",
+                                 "128x128x32x8x8", "64x128x16x4x8"};
   std::vector<std::string> gemv{"256x64", "128x32", "512x64", "256x32", "256x8", "256x16", "128x8", "512x16"};
   double target_ms = 400;
 };
@@ -89,7 +92,7 @@ Options parse(int argc, char** argv) {
 
 // A variant = the environment the launcher reads (empty values = unset).
 struct Variant {
-  std::string label, tile, gemv, acc;
+  std::string label, tile, gemv, acc, vec = "", f16 = "";
 };
 
 void apply(const Variant& v) {
@@ -100,6 +103,8 @@ void apply(const Variant& v) {
   set("WGT_MATMUL_TILE", v.tile);
   set("WGT_MATMUL_GEMV", v.gemv);
   set("WGT_MATMUL_ACC", v.acc);
+  set("WGT_MATMUL_VEC", v.vec);
+  set("WGT_MATMUL_F16", v.f16);
 }
 
 struct Problem {
@@ -198,9 +203,14 @@ int main(int argc, char** argv) {
         if (opt.sweep) {
           if (s.m <= 4)
             for (const std::string& g : opt.gemv) variants.push_back({"gemv=" + g, "", g, ""});
+          variants.push_back({"auto scalar-loads", "", "", "", "off"});
+          if (dt == DType::F16) variants.push_back({"auto packed", "", "", "", "", "packed"});
           for (const std::string& t : opt.tiles) {
             variants.push_back({"tile=" + t, t, s.m <= 4 ? "off" : "", ""});
-            if (dt == DType::F16) variants.push_back({"tile=" + t + " acc=f16", t, s.m <= 4 ? "off" : "", "f16"});
+            if (dt == DType::F16) {
+              variants.push_back({"tile=" + t + " acc=f16", t, s.m <= 4 ? "off" : "", "f16"});
+              variants.push_back({"tile=" + t + " packed", t, s.m <= 4 ? "off" : "", "", "", "packed"});
+            }
           }
         }
         const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);

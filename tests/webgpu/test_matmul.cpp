@@ -93,9 +93,10 @@ Oracle oracle(const Tensor& a, const Tensor& b, bool tb) {
   return o;
 }
 
-// Runs matmul(a, b) on the GPU into a guarded output and checks it against the oracle.
+// Runs matmul(a, b) on the GPU into a guarded output (kGuard elements each side, shadowing the
+// default) and checks it against the oracle.
 // `variant` gets the kernel variant the launcher chose.
-void check_impl(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb, std::string& variant) {
+void check_impl(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb, std::string& variant, int64_t kGuard) {
   const Oracle o = oracle(a, b, tb);
   const DType dt = a.dtype();
   const int64_t n = checked_numel(o.shape), total = n + 2 * kGuard;
@@ -140,9 +141,11 @@ void check_impl(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb, s
   }
 }
 
-std::string check_matmul(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb) {
+// `guard` elements of sentinel on each side; the output starts at that element offset (odd by
+// default, so f16 outputs start mid-word).
+std::string check_matmul(DeviceBackend* gpu, const Tensor& a, const Tensor& b, bool tb, int64_t guard = kGuard) {
   std::string variant;
-  check_impl(gpu, a, b, tb, variant);
+  check_impl(gpu, a, b, tb, variant, guard);
   return variant;
 }
 
@@ -312,6 +315,126 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
   }
   unsetenv("WGT_MATMUL_TILE");
+}
+
+// Sets an environment variable for one scope (the launcher reads it at every launch).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }
+
+TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
+  REQUIRE_GPU(gpu);
+  // The H200's large-matrix tile (these small shapes would get the 64x64x8 tile, whose 256
+  // invocations cannot each take a whole vec4 of a 64x8 chunk, so it loads scalars).
+  ScopedEnv big_tile("WGT_MATMUL_TILE", "128x128x8x8x8");
+  uint32_t seed = 900;
+  // K and N multiples of 4, offset 0: both operands vec4, output vec4 (guard 4 keeps it aligned).
+  Tensor a = random_gpu({70, 132}, DType::F32, seed++), b = random_gpu({132, 68}, DType::F32, seed++);
+  std::string v = check_matmul(gpu, a, b, false, 4);
+  EXPECT_TRUE(has(v, "a:v4") && has(v, "b:v4") && has(v, "o:v4")) << v;
+  // nt: B K-contiguous, vec4 along K (transposing stores).
+  v = check_matmul(gpu, a, random_gpu({68, 132}, DType::F32, seed++), true, 4);
+  EXPECT_TRUE(has(v, "b:k") && has(v, "b:v4")) << v;
+  // Transposed A ([K, M] storage, M % 4 == 0): vec4 along M.
+  v = check_matmul(gpu, random_gpu({132, 68}, DType::F32, seed++).t(), b, false, 4);
+  EXPECT_TRUE(has(v, "a:m") && has(v, "a:v4")) << v;
+  // Odd guard: the output offset is not 16-byte aligned, so scalar stores.
+  v = check_matmul(gpu, a, b, false);
+  EXPECT_FALSE(has(v, "o:v4")) << v;
+  // K % 4 != 0 or an operand offset not a multiple of 4: scalar loads for that operand.
+  v = check_matmul(gpu, random_gpu({70, 131}, DType::F32, seed++), random_gpu({131, 68}, DType::F32, seed++), false, 4);
+  EXPECT_FALSE(has(v, "a:v4")) << v;
+  EXPECT_TRUE(has(v, "b:v4")) << v;  // N-fast B only needs N and its row stride % 4
+  Tensor big = random_gpu({3, 70, 132}, DType::F32, seed++);
+  v = check_matmul(gpu, big.select(0, 1).slice(1, 1, 129), random_gpu({128, 64}, DType::F32, seed++), false, 4);
+  EXPECT_FALSE(has(v, "a:v4")) << v;
+  // Batched with 4-aligned batch strides, and a broadcast b.
+  v = check_matmul(gpu, big, random_gpu({132, 12}, DType::F32, seed++).unsqueeze(0).expand({3, 132, 12}), false, 4);
+  EXPECT_TRUE(has(v, "a:v4") && has(v, "b:v4")) << v;
+  // WGT_MATMUL_VEC=off keeps everything scalar; results agree.
+  {
+    ScopedEnv off("WGT_MATMUL_VEC", "off");
+    v = check_matmul(gpu, a, b, false, 4);
+    EXPECT_FALSE(has(v, "v4")) << v;
+  }
+  // Override tiles: vec4 loads where the chunk splits into whole vec4 per invocation
+  // (BM*BK/4 and BN*BK/4 multiples of the invocation count), scalar loads where it does not
+  // (64x64x8 with 256 invocations has 128 vec4 of A per chunk).
+  struct T { const char* tile; bool vec; };
+  for (const T& t : {T{"64x64x16x4x4", true}, T{"32x64x16x4x8", true}, T{"128x64x16x8x4", true},
+                     T{"64x32x16x4x4", true}, T{"64x64x8x4x4", false}}) {
+    ScopedEnv e("WGT_MATMUL_TILE", t.tile);
+    for (bool tb : {false, true}) {
+      Tensor bb = tb ? random_gpu({68, 132}, DType::F32, seed++) : b;
+      v = check_matmul(gpu, a, bb, tb, 4);
+      EXPECT_EQ(has(v, "a:v4") && has(v, "b:v4"), t.vec) << t.tile << ": " << v;
+      EXPECT_EQ(has(v, "a:v4") || has(v, "b:v4"), t.vec) << t.tile << ": " << v;
+    }
+  }
+}
+
+// f16 stored as packed u32 (no shader-f16): forced with WGT_MATMUL_F16=packed where the adapter
+// has shader-f16, the only f16 path where it does not.
+TEST(WebGpuMatmul, F16PackedWithoutShaderF16) {
+  REQUIRE_GPU(gpu);
+  ScopedEnv packed("WGT_MATMUL_F16", "packed");
+  uint32_t seed = 1000;
+  {
+    Tensor a = random_gpu({2, 2}, DType::F16, 1), b = random_gpu({2, 2}, DType::F16, 2);
+    OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 2}, DType::F16, Device::webgpu())}, {}, 0.0};
+    if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << "the backend refuses f16 before the kernel: " << s.reason;
+  }
+  for (int64_t M : {1, 3, 17, 65})
+    for (int64_t N : {1, 17, 64, 127})
+      for (int64_t K : {1, 3, 64, 130}) {
+        Tensor a = random_gpu({M, K}, DType::F16, seed++);
+        std::string v = check_matmul(gpu, a, random_gpu({K, N}, DType::F16, seed++), false);  // odd offset
+        EXPECT_TRUE(has(v, "f16p")) << v;
+        v = check_matmul(gpu, a, random_gpu({N, K}, DType::F16, seed++), true, 4);  // even offset
+        EXPECT_TRUE(has(v, "f16p")) << v;
+        if (HasFatalFailure()) return;
+      }
+  // Output modes of the tiled kernel: whole words (even offset and N), atomics otherwise; vec4
+  // loads (four halves as vec2<u32>) with a tile that splits into whole vec4 per invocation.
+  ScopedEnv tile("WGT_MATMUL_TILE", "64x64x16x4x4");
+  Tensor a = random_gpu({40, 128}, DType::F16, seed++), b = random_gpu({128, 36}, DType::F16, seed++);
+  std::string v = check_matmul(gpu, a, b, false, 4);
+  EXPECT_TRUE(has(v, "o:pair") && has(v, "a:v4") && has(v, "b:v4")) << v;
+  v = check_matmul(gpu, a, b, false, 5);
+  EXPECT_TRUE(has(v, "o:atomic")) << v;
+  v = check_matmul(gpu, a, random_gpu({128, 35}, DType::F16, seed++), false, 4);
+  EXPECT_TRUE(has(v, "o:atomic") && !has(v, "b:v4")) << v;
+  // Batched, transposed and gemv forms.
+  check_matmul(gpu, random_gpu({2, 33, 40}, DType::F16, seed), random_gpu({40, 9}, DType::F16, seed + 1), false);
+  check_matmul(gpu, random_gpu({3, 2, 64}, DType::F16, seed + 2), random_gpu({3, 20, 64}, DType::F16, seed + 3), true, 4);
+  v = check_matmul(gpu, random_gpu({130, 64}, DType::F16, seed + 4).t(), random_gpu({130, 12}, DType::F16, seed + 5), false, 4);
+  EXPECT_TRUE(has(v, "a:m") && has(v, "a:v4")) << v;
+  // Sums that exceed f16's range on the way but cancel: the accumulator is f32.
+  const int64_t K = 64, N = 8;
+  std::vector<uint16_t> av(K, f32_to_f16(100.f)), bv(K * N);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) bv[k * N + n] = f32_to_f16((k < K / 2 ? 100.f : -100.f) + (n == k % N ? 0.5f : 0.f));
+  for (int64_t rows : {1, 40}) {
+    std::vector<uint16_t> arows;
+    for (int64_t r = 0; r < rows; ++r) arows.insert(arows.end(), av.begin(), av.end());
+    Tensor ah = Tensor::from_host(arows.data(), arows.size() * 2, {rows, K}, DType::F16, Device::webgpu());
+    Tensor bh = Tensor::from_host(bv.data(), bv.size() * 2, {K, N}, DType::F16, Device::webgpu());
+    check_matmul(gpu, ah, bh, false);
+  }
+}
+
+TEST(WebGpuMatmul, SmallMGemvAutoChoice) {
+  REQUIRE_GPU(gpu);
+  // N-contiguous B (nn) takes the 512x64 kernel where the device allows 512 invocations (lavapipe
+  // and the H200 do), else 256x8; K-contiguous B takes 256x64.
+  Tensor a = random_gpu({1, 256}, DType::F32, 1100);
+  const std::string nn = check_matmul(gpu, a, random_gpu({256, 40}, DType::F32, 1101), false);
+  EXPECT_TRUE(nn == "gemv 512x64 nfast" || nn == "gemv 256x8 nfast") << nn;
+  EXPECT_EQ(check_matmul(gpu, a, random_gpu({40, 256}, DType::F32, 1102), true), "gemv 256x64 kfast");
 }
 
 TEST(WebGpuMatmul, RejectsWhatItCannotRun) {

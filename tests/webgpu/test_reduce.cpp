@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -240,6 +241,33 @@ MakeInputs norm_inputs(Shape shape, int n_params, uint32_t seed) {
     }
     return in;
   };
+}
+
+// The register-cached row kernels reduce with subgroup operations where the adapter has them
+// (lavapipe and the H200 do) and through workgroup memory otherwise; both forms must agree
+// with the reference, including the NaN/inf rows.
+TEST_F(WebGpuReduce, RowKernelsWithAndWithoutSubgroups) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special{1, nan, 2, 3, -inf, -inf, -inf, -inf, -inf, 1, -inf, 2, 0, inf, 1, 2};
+  for (const char* mode : {"off", "on"}) {
+    ASSERT_EQ(setenv("WGT_REDUCE_SUBGROUPS", mode, 1), 0);
+    const std::string m = std::string(" subgroups=") + mode;
+    for (int64_t n : {4, 64, 1024, 4096}) {
+      const std::string sn = " n=" + std::to_string(n) + m;
+      for (bool log : {false, true})
+        check(std::string(log ? "log_softmax" : "softmax") + sn, dense({5, n}, 90 + n, -6, 6),
+              [log](const std::vector<Tensor>& in) { return log ? log_softmax(in[0]) : softmax(in[0]); }, 1e-6, 1e-4);
+      check("rms_norm w" + sn, norm_inputs({5, n}, 1, n),
+            [](const std::vector<Tensor>& in) { return rms_norm(in[0], in[1], 1e-5); }, 1e-5, 1e-4);
+      check("layer_norm w+b" + sn, norm_inputs({5, n}, 2, n),
+            [](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2], 1e-3); }, 1e-4, 1e-4);
+    }
+    for (bool log : {false, true})
+      check(std::string("nan/inf rows") + (log ? " log" : "") + m,
+            [special](Device d) { return std::vector<Tensor>{Tensor::from_vector(special, {4, 4}, d)}; },
+            [=](const std::vector<Tensor>& in) { return log ? log_softmax(in[0]) : softmax(in[0]); }, 1e-6, 1e-5);
+  }
+  unsetenv("WGT_REDUCE_SUBGROUPS");
 }
 
 TEST_F(WebGpuReduce, NormsRowLengthsAndOperands) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/copy_fast.hpp"
 
 namespace wgt::webgpu {
 namespace {
@@ -182,6 +183,7 @@ Support check_copy(const Context&, const OpCall& c) {
 void launch_copy(Context& ctx, OpCall& c) {
   const Tensor& x = c.inputs[0];
   const Tensor& o = c.outputs[0];
+  if (copy_contiguous_vec4(ctx, x, o)) return;  // contiguous, 16-byte aligned: kernels/copy_fast.cpp
   const size_t es = dtype_size(x.dtype());
   EwParams p = make_params(o, {&x});
   uint32_t out_pw = static_cast<uint32_t>(es >= 4 ? 1 : 4 / es);

@@ -5,7 +5,9 @@
 // Subgroup-matrix (tensor-core) path: not reachable with the Dawn build we ship
 // (bun-webgpu-linux-x64 0.1.7): on the H200 the adapter answers that
 // ChromiumExperimentalSubgroupMatrix is not available, and lavapipe has no such feature, so there
-// is no variant for it; f16 runs on the CUDA-core kernels (see docs in kernels/matmul.hpp).
+// is no variant for it; f16 runs on the CUDA-core kernels (see docs in kernels/matmul.hpp):
+// natively with shader-f16, else stored packed two per u32 and computed in f32. Operands whose
+// unit-stride dim allows it are read as vec4 (fewer, wider loads; see matmul_tiled.wgsl).
 #include "webgpu/kernels/matmul.hpp"
 
 #include <algorithm>
@@ -148,9 +150,100 @@ GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
                       "invocation limit (e.g. 256x64), or off");
     return {f[0], f[1]};
   }
-  // K-contiguous B: 64 lanes share a column (coalesced along K); otherwise 32 columns side
-  // by side with 8 K-splitters, so N=4096 still yields 128 workgroups.
-  return kfast ? GemvConfig{256, 64} : GemvConfig{256, 8};
+  // Measured on the H200 at M=1, K=N=4096: K-contiguous B (x @ W^T) is best with 64 lanes
+  // sharing a column (256x64: 0.027 ms); N-contiguous B with 8 columns side by side and 64
+  // K-splitters (512x64: 0.032 ms, against 0.120 ms for 256x8, whose 8 splitters leave too few
+  // loads in flight per column).
+  if (kfast) return GemvConfig{256, 64};
+  const Limits& l = ctx.limits();
+  if (l.max_compute_invocations_per_workgroup >= 512 && l.max_compute_workgroup_size_x >= 512 &&
+      512 * kGemvMaxM * 4 <= l.max_compute_workgroup_storage_size)
+    return GemvConfig{512, 64};
+  return GemvConfig{256, 8};
+}
+
+// How f16 operands are stored in the shader: native `f16` (needs shader-f16) or packed two per
+// u32 and unpacked with unpack2x16float (core WGSL; f32 math). WGT_MATMUL_F16=packed forces the
+// packed path where shader-f16 exists (tests, benchmarks); without shader-f16 it is the only one.
+bool f16_packed(const Context& ctx) {
+  const char* v = std::getenv("WGT_MATMUL_F16");
+  if (!v || !*v || std::string(v) == "auto") return !ctx.features().shader_f16;
+  if (std::string(v) == "packed") return true;
+  if (std::string(v) == "native") {
+    if (!ctx.features().shader_f16)
+      throw_error(ErrorKind::InvalidArgument, "matmul",
+                  "WGT_MATMUL_F16=native but the adapter lacks shader-f16; unset it or use packed");
+    return false;
+  }
+  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_F16='") + v + "'; use auto, native or packed");
+}
+
+// WGT_MATMUL_VEC=off keeps the scalar global loads/stores (for comparisons); default on.
+bool vec_allowed() {
+  const char* v = std::getenv("WGT_MATMUL_VEC");
+  if (!v || !*v || std::string(v) == "on") return true;
+  if (std::string(v) == "off") return false;
+  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_VEC='") + v + "'; use on or off");
+}
+
+enum class Store { F32, F16, F16Packed };
+
+// Storage-access text of the matmul shaders for operand `x` ("a" or "b"): binding element
+// type, scalar load (element index i) and vec4 load (vec4 index i). A binding has one element
+// type, so the form the variant does not use is a zero constant.
+void operand_io(std::vector<std::pair<std::string, std::string>>& defs, const std::string& x, Store st, bool vec) {
+  const std::string X = x == "a" ? "A" : "B";
+  std::string elem, ld1 = "CT()", ld4 = "vec4<CT>()";
+  if (st == Store::F16Packed) {
+    elem = vec ? "vec2<u32>" : "u32";
+    if (vec) ld4 = "vec4<CT>(vec4<f32>(unpack2x16float(" + x + "[i].x), unpack2x16float(" + x + "[i].y)))";
+    else ld1 = "CT(unpack2x16float(" + x + "[i >> 1u])[i & 1u])";
+  } else {
+    const std::string t = st == Store::F16 ? "f16" : "f32";
+    elem = vec ? "vec4<" + t + ">" : t;
+    if (vec) ld4 = "vec4<CT>(" + x + "[i])";
+    else ld1 = "CT(" + x + "[i])";
+  }
+  defs.push_back({X + "_ELEM", elem});
+  defs.push_back({"LD" + X + "1", ld1});
+  defs.push_back({"LD" + X + "4", ld4});
+}
+
+// How outputs are written. Vec4: whole vec4<T> (N % 4 == 0, aligned offset). Paired: packed f16
+// where every u32 word's two halves belong to one invocation (even offset and N). Atomic: packed
+// f16 where a word may be shared by two invocations; each half is cleared and set with atomics
+// so the neighbour's half survives.
+enum class OutMode { Scalar, Vec4, Paired, Atomic };
+
+void output_io(std::vector<std::pair<std::string, std::string>>& defs, Store st, OutMode mode) {
+  const std::string t = st == Store::F16 ? "f16" : "f32";
+  const std::string half = "let w = e >> 1u; let sh = (e & 1u) * 16u; let h = (pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu) << sh;";
+  std::string elem, st4, st1;
+  switch (mode) {
+    case OutMode::Scalar:
+      elem = t;
+      st4 = "o[e] = " + t + "(v.x); o[e + 1u] = " + t + "(v.y); o[e + 2u] = " + t + "(v.z); o[e + 3u] = " + t + "(v.w);";
+      st1 = "o[e] = " + t + "(v);";
+      break;
+    case OutMode::Vec4:
+      elem = "vec4<" + t + ">";
+      st4 = "o[e >> 2u] = vec4<" + t + ">(v);";
+      st1 = "";  // unreachable: N % 4 == 0, so every 4-column group is whole
+      break;
+    case OutMode::Paired:
+      elem = "u32";
+      st4 = "o[e >> 1u] = pack2x16float(v.xy); o[(e >> 1u) + 1u] = pack2x16float(v.zw);";
+      st1 = half + " o[w] = (o[w] & ~(0xffffu << sh)) | h;";
+      break;
+    case OutMode::Atomic:
+      elem = "atomic<u32>";
+      st4 = "st1(e, v.x); st1(e + 1u, v.y); st1(e + 2u, v.z); st1(e + 3u, v.w);";
+      st1 = half + " atomicAnd(&o[w], ~(0xffffu << sh)); atomicOr(&o[w], h);";
+      break;
+  }
+  defs.push_back({"O_ELEM", elem});
+  defs.push_back({"ST4", st4});
+  defs.push_back({"ST1", st1});
 }
 
 // One folded batch dim: size and element strides of a, b and the output.
@@ -198,8 +291,7 @@ Support check_matmul(const Context& ctx, const OpCall& call) {
   const DType dt = a.dtype();
   if (b.dtype() != dt || out.dtype() != dt)
     return Support::no("operands and output must share one dtype; cast() first");
-  if (dt == DType::F16 && !ctx.features().shader_f16)
-    return Support::no("f16 matmul needs the shader-f16 feature, which this adapter lacks; cast to f32");
+  // f16 without shader-f16 runs the packed-u32 path (f32 math).
   if (dt != DType::F32 && dt != DType::F16)
     return Support::no(std::string("dtype ") + dtype_name(dt) + " has no WebGPU matmul kernel; cast to f32 or f16");
   if (a.dim() < 2 || b.dim() < 2 || out.dim() < 2)
@@ -264,8 +356,13 @@ void launch_matmul(Context& ctx, OpCall& call) {
   // Kernel choice.
   const bool a_kfast = !(A.rs == 1 && A.cs != 1 && K > 1);
   const bool b_kfast = B.rs == 1 && B.cs != 1 && K > 1;
-  const char* enable = f16 ? "enable f16;" : "";
-  const char* tname = f16 ? "f16" : "f32";
+  const Store store = !f16 ? Store::F32 : (f16_packed(ctx) ? Store::F16Packed : Store::F16);
+  const char* enable = store == Store::F16 ? "enable f16;" : "";
+  const char* store_tag = store == Store::F16Packed ? " f16p" : "";
+  // Every batch offset a dispatch can start from is a multiple of 4 elements (vec4 loads need
+  // 16-byte alignment for f32, 8 for f16 / packed f16).
+  bool batch4_a = A.t.offset() % 4 == 0, batch4_b = B.t.offset() % 4 == 0;
+  for (const BatchDim& d : dims) batch4_a = batch4_a && d.sa % 4 == 0, batch4_b = batch4_b && d.sb % 4 == 0;
   bool gemv_on = false;
   GemvConfig gc{};
   if (M <= kGemvMaxM) gc = choose_gemv(ctx, b_kfast, &gemv_on);
@@ -273,24 +370,49 @@ void launch_matmul(Context& ctx, OpCall& call) {
   uint32_t row_tile = 0, col_tile = 0;
   if (gemv_on) {
     v.shader = "matmul_gemv";
-    v.defines = {{"ENABLE", enable}, {"T", tname}, {"WG", std::to_string(gc.wg)}, {"KS", std::to_string(gc.ks)},
+    v.defines = {{"ENABLE", enable}, {"WG", std::to_string(gc.wg)}, {"KS", std::to_string(gc.ks)},
                  {"B_KFAST", b_kfast ? "true" : "false"}};
+    operand_io(v.defines, "a", store, false);
+    operand_io(v.defines, "b", store, false);
+    // Neighbouring columns belong to different invocations: packed f16 words need atomics.
+    output_io(v.defines, store, store == Store::F16Packed ? OutMode::Atomic : OutMode::Scalar);
     row_tile = kGemvMaxM;
     col_tile = gc.wg / gc.ks;
-    g_last_variant = "gemv " + std::to_string(gc.wg) + "x" + std::to_string(gc.ks) + (b_kfast ? " kfast" : " nfast");
+    g_last_variant = "gemv " + std::to_string(gc.wg) + "x" + std::to_string(gc.ks) + (b_kfast ? " kfast" : " nfast") +
+                     store_tag;
   } else {
-    const bool acc16 = f16 && f16_accumulate();
+    const bool acc16 = store == Store::F16 && f16_accumulate();
     const TileConfig c = choose_tile(ctx, M, N, dev_batch * host_batch, acc16);
+    const uint32_t nt = (c.bm / c.tm) * (c.bn / c.tn);
+    const bool vec = vec_allowed();
+    // vec4 loads along the unit-stride dim: its extent % 4 == 0 (a vec4 starting in range is
+    // wholly in range), the other matrix stride and all offsets % 4 == 0, and the tile splits
+    // into whole vec4 per invocation.
+    const bool a_vec = vec && batch4_a && (c.bm * c.bk / 4) % nt == 0 &&
+                       (a_kfast ? (A.cs == 1 && K % 4 == 0 && c.bk % 4 == 0 && (A.rs % 4 == 0 || M == 1))
+                                : (A.rs == 1 && M % 4 == 0 && A.cs % 4 == 0));
+    const bool b_vec = vec && batch4_b && (c.bn * c.bk / 4) % nt == 0 &&
+                       (b_kfast ? (B.rs == 1 && K % 4 == 0 && c.bk % 4 == 0 && (B.cs % 4 == 0 || N == 1))
+                                : (B.cs == 1 && N % 4 == 0 && (B.rs % 4 == 0 || K == 1)));
+    OutMode om = OutMode::Scalar;
+    if (store == Store::F16Packed) om = (N % 2 == 0 && out.offset() % 2 == 0) ? OutMode::Paired : OutMode::Atomic;
+    else if (vec && N % 4 == 0 && out.offset() % 4 == 0) om = OutMode::Vec4;
     v.shader = "matmul_tiled";
-    v.defines = {{"ENABLE", enable}, {"T", tname}, {"CT", acc16 ? "f16" : "f32"},
+    v.defines = {{"ENABLE", enable}, {"CT", acc16 ? "f16" : "f32"},
                  {"BM", std::to_string(c.bm)}, {"BN", std::to_string(c.bn)}, {"BK", std::to_string(c.bk)},
                  {"TM", std::to_string(c.tm)}, {"TN", std::to_string(c.tn)},
-                 {"A_KFAST", a_kfast ? "true" : "false"}, {"B_KFAST", b_kfast ? "true" : "false"}};
+                 {"A_KFAST", a_kfast ? "true" : "false"}, {"B_KFAST", b_kfast ? "true" : "false"},
+                 {"A_VEC", a_vec ? "true" : "false"}, {"B_VEC", b_vec ? "true" : "false"}};
+    operand_io(v.defines, "a", store, a_vec);
+    operand_io(v.defines, "b", store, b_vec);
+    output_io(v.defines, store, om);
     row_tile = c.bm;
     col_tile = c.bn;
+    static const char* const kOut[] = {"", " o:v4", " o:pair", " o:atomic"};
     g_last_variant = "tiled " + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk) + " " +
                      std::to_string(c.tm) + "x" + std::to_string(c.tn) + " acc=" + (acc16 ? "f16" : "f32") +
-                     (a_kfast ? " a:k" : " a:m") + (b_kfast ? " b:k" : " b:n");
+                     (a_kfast ? " a:k" : " a:m") + (b_kfast ? " b:k" : " b:n") + (a_vec ? " a:v4" : "") +
+                     (b_vec ? " b:v4" : "") + kOut[static_cast<int>(om)] + store_tag;
   }
   const Pipeline* pipe = ctx.pipeline(v);
 

@@ -4,6 +4,7 @@
 // each group coalesced on the host, so no compaction copy is needed.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -140,6 +141,27 @@ bool aligned4(const std::vector<Dim>& outer, const Tensor& x, const Tensor& y) {
   return true;
 }
 
+// Defines of reduce_rowred.wgsl (the row reductions of the *_row_v4 kernels). Subgroup
+// reductions need the feature, one fixed subgroup size (the shader derives a subgroup's index as
+// lid / size) of at least 4 dividing kWG; WGT_REDUCE_SUBGROUPS=off forces the workgroup-memory
+// fallback (tests compare both, benchmarks measure both).
+void add_rowred_defines(const Context& ctx, ShaderVariant& v, DType dt) {
+  const Limits& l = ctx.limits();
+  const char* env = std::getenv("WGT_REDUCE_SUBGROUPS");
+  const bool allowed = !env || !*env || std::string(env) != "off";
+  const bool sg = allowed && ctx.features().subgroups && l.subgroup_min_size == l.subgroup_max_size &&
+                  l.subgroup_min_size >= 4 && kWG % l.subgroup_min_size == 0;
+  std::string enable = enable_line(dt);
+  if (sg) enable += " enable subgroups;";
+  for (auto& [k, val] : v.defines)
+    if (k == "ENABLE") val = enable;
+  v.defines.push_back({"SG", sg ? "true" : "false"});
+  v.defines.push_back({"SG_ADD", sg ? "subgroupAdd(v)" : "v"});
+  v.defines.push_back({"SG_MAX", sg ? "subgroupMax(v)" : "v"});
+  v.defines.push_back({"SG_ARGS", sg ? ", @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgl: u32" : ""});
+  v.defines.push_back({"SG_LET", sg ? "" : "let sgs = 1u; let sgl = 0u;"});
+}
+
 // ---------------- Reduce ----------------
 
 Support check_reduce(const Context& ctx, const OpCall& call) {
@@ -211,7 +233,10 @@ void launch_softmax(Context& ctx, OpCall& call) {
   const bool fast = cache && n % 4 == 0 && (n == 1 || (x.strides()[axis] == 1 && ys[axis] == 1)) && aligned4(outer, x, y);
   ShaderVariant v{fast ? "softmax_row_v4" : "softmax",
                   {{"ENABLE", enable_line(x.dtype())}, {"T", type_name(x.dtype())}, {"LOG", log ? "true" : "false"}}};
-  if (fast) v.defines.push_back({"CACHE", std::to_string(cache)});
+  if (fast) {
+    v.defines.push_back({"CACHE", std::to_string(cache)});
+    add_rowred_defines(ctx, v, x.dtype());
+  }
   run_rows(ctx, v, {ctx.arg(x), ctx.arg(y, false)}, p, p.n_out);
 }
 
@@ -259,7 +284,10 @@ void launch_norm(Context& ctx, OpCall& call) {
   ShaderVariant v{fast ? name + "_row_v4" : name,
                   {{"ENABLE", enable_line(x.dtype())}, {"T", type_name(x.dtype())}, {"HAS_W", hw ? "true" : "false"}}};
   if (layer) v.defines.push_back({"HAS_B", hb ? "true" : "false"});
-  if (fast) v.defines.push_back({"CACHE", std::to_string(cache)});
+  if (fast) {
+    v.defines.push_back({"CACHE", std::to_string(cache)});
+    add_rowred_defines(ctx, v, x.dtype());
+  }
   // Absent operands are bound to x: the layout stays fixed and the shader never reads them.
   std::vector<Arg> args{ctx.arg(x), ctx.arg(w ? *w : x)};
   if (layer) args.push_back(ctx.arg(b ? *b : x));

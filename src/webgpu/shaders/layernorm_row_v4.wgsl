@@ -1,8 +1,9 @@
 // LayerNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight/bias contiguous),
 // one workgroup per row held in registers: read once, mean, centered variance, write.
-// Defines: ENABLE, T, HAS_W, HAS_B, CACHE (vec4 per invocation).
+// Defines: ENABLE, T, HAS_W, HAS_B, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "reduce_rowred"
 
 const HAS_W: bool = {{HAS_W}};
 const HAS_B: bool = {{HAS_B}};
@@ -16,7 +17,8 @@ const CACHE: u32 = {{CACHE}}u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
+  {{SG_LET}}
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }
   let ib = (p.in_off + row_in_off(row)) / 4u;
@@ -32,7 +34,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       s += (v[c].x + v[c].y) + (v[c].z + v[c].w);
     }
   }
-  let mean = wg_sum(s, lid) / n;
+  let mean = row_reduce(0u, s, lid, sgs, sgl, 0u) / n;
   var q = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     if (lid + c * WG < n4) {
@@ -40,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       q += dot(v[c], v[c]);
     }
   }
-  let inv = inverseSqrt(wg_sum(q, lid) / n + p.eps);
+  let inv = inverseSqrt(row_reduce(0u, q, lid, sgs, sgl, 1u) / n + p.eps);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {

@@ -5,12 +5,18 @@
 // Operands are read through element strides, so transposed views need no compaction; the
 // *_KFAST defines only pick which thread->element mapping keeps the global reads coalesced.
 //
-// Defines: ENABLE ("enable f16;" or ""), T (storage f32|f16), CT (compute/accumulate type),
-// BM BN BK TM TN (TM, TN multiples of 4; BM*BK and BN*BK multiples of the invocation count),
-// A_KFAST / B_KFAST (true when the operand's K stride is the unit one).
+// Storage access is text the launcher generates (kernels/matmul.cpp, io_defines), so one source
+// serves f32, native f16 and f16 packed two per u32 (core WGSL, no shader-f16):
+//   A_ELEM/B_ELEM/O_ELEM  binding element types (T, vec4<T>, u32, vec2<u32>, atomic<u32>)
+//   LDA1/LDB1 (element i -> CT), LDA4/LDB4 (vec4 index i -> vec4<CT>): loads; the unused one of
+//   each pair is a constant, because a binding has one element type.
+//   ST4 (4 outputs from element e, all in range) and ST1 (one output at e): stores of f32 values.
+// A_VEC / B_VEC: the operand is read as vec4 along its unit-stride dim (launcher guarantees that
+// dim's extent % 4 == 0 and every other stride/offset % 4 == 0).
+// Other defines: ENABLE, CT (compute type), BM BN BK TM TN (TM, TN multiples of 4), A_KFAST,
+// B_KFAST (the operand's K stride is the unit one).
 {{ENABLE}}
 
-alias T = {{T}};
 alias CT = {{CT}};
 
 const BM: u32 = {{BM}}u;
@@ -20,6 +26,8 @@ const TM: u32 = {{TM}}u;
 const TN: u32 = {{TN}}u;
 const A_KFAST: bool = {{A_KFAST}};
 const B_KFAST: bool = {{B_KFAST}};
+const A_VEC: bool = {{A_VEC}};
+const B_VEC: bool = {{B_VEC}};
 
 const NTX: u32 = BN / TN;             // invocations along N
 const NTY: u32 = BM / TM;             // invocations along M
@@ -32,8 +40,13 @@ const AS_STRIDE: u32 = BM / 4u + 1u;
 const BS_STRIDE: u32 = BN / 4u + 1u;
 const AS_BUF: u32 = BK * AS_STRIDE;
 const BS_BUF: u32 = BK * BS_STRIDE;
-const LA: u32 = BM * BK / NT;         // A elements fetched per invocation per chunk
-const LB: u32 = BN * BK / NT;
+// Fetches per invocation per chunk: scalars (LA, LB) or vec4 (LA4, LB4); the unused form
+// keeps a 1-element array.
+const LA: u32 = select(1u, BM * BK / NT, !A_VEC);
+const LB: u32 = select(1u, BN * BK / NT, !B_VEC);
+const LA4: u32 = select(1u, BM * BK / 4u / NT, A_VEC);
+const LB4: u32 = select(1u, BN * BK / 4u / NT, B_VEC);
+const BK4: u32 = BK / 4u;
 
 // Mirrors MatmulParams in kernels/matmul.cpp (element units).
 struct Params {
@@ -45,54 +58,122 @@ struct Params {
   b_bs0: u32, b_bs1: u32, b_bs2: u32, pad2: u32,
 }
 
-@group(0) @binding(0) var<storage, read> a: array<T>;
-@group(0) @binding(1) var<storage, read> b: array<T>;
-@group(0) @binding(2) var<storage, read_write> o: array<T>;
+@group(0) @binding(0) var<storage, read> a: array<{{A_ELEM}}>;
+@group(0) @binding(1) var<storage, read> b: array<{{B_ELEM}}>;
+@group(0) @binding(2) var<storage, read_write> o: array<{{O_ELEM}}>;
 @group(0) @binding(3) var<uniform> p: Params;
 
 var<workgroup> As: array<vec4<CT>, 2u * AS_BUF>;
 var<workgroup> Bs: array<vec4<CT>, 2u * BS_BUF>;
 
-// Element (m, k) of the A chunk handled by fetch slot i of invocation lid.
+fn lda1(i: u32) -> CT { return {{LDA1}}; }
+fn ldb1(i: u32) -> CT { return {{LDB1}}; }
+fn lda4(i: u32) -> vec4<CT> { return {{LDA4}}; }
+fn ldb4(i: u32) -> vec4<CT> { return {{LDB4}}; }
+fn st4(e: u32, v: vec4<f32>) { {{ST4}} }
+fn st1(e: u32, v: f32) { {{ST1}} }
+
+// Element (m, k) of the A chunk handled by scalar fetch slot i of invocation lid.
 fn a_slot(lid: u32, i: u32) -> vec2<u32> {
   let e = lid + i * NT;
   if (A_KFAST) { return vec2<u32>(e / BK, e % BK); }
   return vec2<u32>(e % BM, e / BM);
 }
-// Element (n, k) of the B chunk handled by fetch slot i of invocation lid.
+// Element (n, k) of the B chunk handled by scalar fetch slot i of invocation lid.
 fn b_slot(lid: u32, i: u32) -> vec2<u32> {
   let e = lid + i * NT;
   if (B_KFAST) { return vec2<u32>(e / BK, e % BK); }
   return vec2<u32>(e % BN, e / BN);
 }
+// First element (m, k) of the vec4 fetch slot i: 4 consecutive k (K-fast) or m (M-fast).
+// Neighbouring invocations take neighbouring vec4 of one row, so a row's BK/4 (K-fast) or
+// BM/4 (M-fast) vec4 are read as one contiguous run.
+fn a_slot4(lid: u32, i: u32) -> vec2<u32> {
+  let e = lid + i * NT;
+  if (A_KFAST) { return vec2<u32>(e / BK4, (e % BK4) * 4u); }
+  return vec2<u32>((e % (BM / 4u)) * 4u, e / (BM / 4u));
+}
+fn b_slot4(lid: u32, i: u32) -> vec2<u32> {
+  let e = lid + i * NT;
+  if (B_KFAST) { return vec2<u32>(e / BK4, (e % BK4) * 4u); }
+  return vec2<u32>((e % (BN / 4u)) * 4u, e / (BN / 4u));
+}
 
 fn fetch_a(lid: u32, base: u32, m0: u32, k0: u32) -> array<CT, LA> {
   var r: array<CT, LA>;
+  if (A_VEC) { return r; }
   for (var i = 0u; i < LA; i++) {
     let s = a_slot(lid, i);
     let m = m0 + s.x;
     let k = k0 + s.y;
-    if (m < p.M && k < p.K) { r[i] = CT(a[base + m * p.a_ms + k * p.a_ks]); }
+    if (m < p.M && k < p.K) { r[i] = lda1(base + m * p.a_ms + k * p.a_ks); }
   }
   return r;
 }
 fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> array<CT, LB> {
   var r: array<CT, LB>;
+  if (B_VEC) { return r; }
   for (var i = 0u; i < LB; i++) {
     let s = b_slot(lid, i);
     let n = n0 + s.x;
     let k = k0 + s.y;
-    if (n < p.N && k < p.K) { r[i] = CT(b[base + k * p.b_ks + n * p.b_ns]); }
+    if (n < p.N && k < p.K) { r[i] = ldb1(base + k * p.b_ks + n * p.b_ns); }
   }
   return r;
 }
-fn stage_a(lid: u32, buf: u32, r: ptr<function, array<CT, LA>>) {
+// The vectorized extent is a multiple of 4, so a vec4 starting in range lies wholly in range.
+fn fetch_a4(lid: u32, base: u32, m0: u32, k0: u32) -> array<vec4<CT>, LA4> {
+  var r: array<vec4<CT>, LA4>;
+  if (!A_VEC) { return r; }
+  for (var i = 0u; i < LA4; i++) {
+    let s = a_slot4(lid, i);
+    let m = m0 + s.x;
+    let k = k0 + s.y;
+    if (m < p.M && k < p.K) { r[i] = lda4((base + m * p.a_ms + k * p.a_ks) / 4u); }
+  }
+  return r;
+}
+fn fetch_b4(lid: u32, base: u32, n0: u32, k0: u32) -> array<vec4<CT>, LB4> {
+  var r: array<vec4<CT>, LB4>;
+  if (!B_VEC) { return r; }
+  for (var i = 0u; i < LB4; i++) {
+    let s = b_slot4(lid, i);
+    let n = n0 + s.x;
+    let k = k0 + s.y;
+    if (n < p.N && k < p.K) { r[i] = ldb4((base + k * p.b_ks + n * p.b_ns) / 4u); }
+  }
+  return r;
+}
+fn stage_a(lid: u32, buf: u32, r: ptr<function, array<CT, LA>>, r4: ptr<function, array<vec4<CT>, LA4>>) {
+  if (A_VEC) {
+    for (var i = 0u; i < LA4; i++) {
+      let s = a_slot4(lid, i);
+      if (A_KFAST) {
+        // Transposing store: 4 k rows of one m column.
+        for (var j = 0u; j < 4u; j++) { As[buf * AS_BUF + (s.y + j) * AS_STRIDE + s.x / 4u][s.x % 4u] = (*r4)[i][j]; }
+      } else {
+        As[buf * AS_BUF + s.y * AS_STRIDE + s.x / 4u] = (*r4)[i];
+      }
+    }
+    return;
+  }
   for (var i = 0u; i < LA; i++) {
     let s = a_slot(lid, i);
     As[buf * AS_BUF + s.y * AS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
   }
 }
-fn stage_b(lid: u32, buf: u32, r: ptr<function, array<CT, LB>>) {
+fn stage_b(lid: u32, buf: u32, r: ptr<function, array<CT, LB>>, r4: ptr<function, array<vec4<CT>, LB4>>) {
+  if (B_VEC) {
+    for (var i = 0u; i < LB4; i++) {
+      let s = b_slot4(lid, i);
+      if (B_KFAST) {
+        for (var j = 0u; j < 4u; j++) { Bs[buf * BS_BUF + (s.y + j) * BS_STRIDE + s.x / 4u][s.x % 4u] = (*r4)[i][j]; }
+      } else {
+        Bs[buf * BS_BUF + s.y * BS_STRIDE + s.x / 4u] = (*r4)[i];
+      }
+    }
+    return;
+  }
   for (var i = 0u; i < LB; i++) {
     let s = b_slot(lid, i);
     Bs[buf * BS_BUF + s.y * BS_STRIDE + s.x / 4u][s.x % 4u] = (*r)[i];
@@ -122,8 +203,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let chunks = (p.K + BK - 1u) / BK;
   var ra = fetch_a(lid, a_base, m0, 0u);
   var rb = fetch_b(lid, b_base, n0, 0u);
-  stage_a(lid, 0u, &ra);
-  stage_b(lid, 0u, &rb);
+  var ra4 = fetch_a4(lid, a_base, m0, 0u);
+  var rb4 = fetch_b4(lid, b_base, n0, 0u);
+  stage_a(lid, 0u, &ra, &ra4);
+  stage_b(lid, 0u, &rb, &rb4);
   workgroupBarrier();
 
   for (var t = 0u; t < chunks; t++) {
@@ -131,8 +214,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let more = t + 1u < chunks;
     if (more) {
       // Issued before the math so the global latency overlaps it.
-      ra = fetch_a(lid, a_base, m0, (t + 1u) * BK);
-      rb = fetch_b(lid, b_base, n0, (t + 1u) * BK);
+      let kn = (t + 1u) * BK;
+      ra = fetch_a(lid, a_base, m0, kn);
+      rb = fetch_b(lid, b_base, n0, kn);
+      ra4 = fetch_a4(lid, a_base, m0, kn);
+      rb4 = fetch_b4(lid, b_base, n0, kn);
     }
     let abuf = cur * AS_BUF;
     let bbuf = cur * BS_BUF;
@@ -154,8 +240,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (more) {
       // The other buffer was last read in chunk t-1, which every invocation finished before
       // the barrier that closed it.
-      stage_a(lid, 1u - cur, &ra);
-      stage_b(lid, 1u - cur, &rb);
+      stage_a(lid, 1u - cur, &ra, &ra4);
+      stage_b(lid, 1u - cur, &rb, &rb4);
     }
     workgroupBarrier();
   }
@@ -166,16 +252,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (m >= p.M) { continue; }
       for (var jj = 0u; jj < TN4; jj++) {
         let n = n0 + (tx + jj * NTX) * 4u;
-        var v = acc[(ii * 4u + r) * TN4 + jj];
+        let v = vec4<f32>(acc[(ii * 4u + r) * TN4 + jj]);
         let dst = o_base + m * p.o_rs + n;
         if (n + 3u < p.N) {
-          o[dst] = T(v.x);
-          o[dst + 1u] = T(v.y);
-          o[dst + 2u] = T(v.z);
-          o[dst + 3u] = T(v.w);
+          st4(dst, v);
         } else {
           for (var c = 0u; c < 4u; c++) {
-            if (n + c < p.N) { o[dst + c] = T(v[c]); }
+            if (n + c < p.N) { st1(dst + c, v[c]); }
           }
         }
       }

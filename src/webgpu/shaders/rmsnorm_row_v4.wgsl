@@ -1,8 +1,9 @@
 // RMSNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight contiguous), one
 // workgroup per row held in registers so the row is read from memory once.
-// Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation).
+// Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "reduce_rowred"
 
 const HAS_W: bool = {{HAS_W}};
 const CACHE: u32 = {{CACHE}}u;
@@ -14,7 +15,8 @@ const CACHE: u32 = {{CACHE}}u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
+  {{SG_LET}}
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }
   let ib = (p.in_off + row_in_off(row)) / 4u;
@@ -29,7 +31,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       ss += dot(v[c], v[c]);
     }
   }
-  ss = wg_sum(ss, lid);
+  ss = row_reduce(0u, ss, lid, sgs, sgl, 0u);
   let inv = inverseSqrt(ss / f32(p.n_red) + p.eps);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;

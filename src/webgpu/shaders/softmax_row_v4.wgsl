@@ -1,8 +1,10 @@
 // Softmax / log-softmax of contiguous rows (length % 4 == 0, 16-byte aligned), one workgroup
 // per row, the row held in registers (CACHE vec4 per invocation) so it is read from memory
-// once: max reduction, sum of exp, write. Defines: ENABLE, T, LOG, CACHE.
+// once: max reduction, sum of exp, write (two row reductions, see reduce_rowred).
+// Defines: ENABLE, T, LOG, CACHE, and those of reduce_rowred (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "reduce_rowred"
 
 const LOG: bool = {{LOG}};
 const CACHE: u32 = {{CACHE}}u;
@@ -15,7 +17,8 @@ fn hmax(v: vec4<f32>) -> f32 { return nmax(nmax(v.x, v.y), nmax(v.z, v.w)); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
+  {{SG_LET}}
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }
   let ib = (p.in_off + row_in_off(row)) / 4u;
@@ -30,7 +33,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       m = nmax(m, hmax(v[c]));
     }
   }
-  m = wg_max(m, lid);
+  m = row_reduce(2u, m, lid, sgs, sgl, 0u);
   var s = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     if (lid + c * WG < n4) {
@@ -39,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (LOG) { v[c] -= vec4<f32>(m); } else { v[c] = e; }
     }
   }
-  s = wg_sum(s, lid);
+  s = row_reduce(0u, s, lid, sgs, sgl, 1u);
   let inv = 1.0 / s;
   let ls = log(s);
   for (var c = 0u; c < CACHE; c++) {
