@@ -1,20 +1,70 @@
-// Quantized matvec on WebGPU: y = x W^T with W 14336 x 4096 (an FFN weight of an 8B model)
-// packed as Q8_0 and Q4_K. Reports GB/s of packed weight bytes read per call against the
-// H200's 4.17 TB/s HBM peak, after checking the result against the CPU kernel.
-// Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50]
+// Quantized matmul on WebGPU, y = x W^T with W 14336 x 4096 (an FFN weight of an 8B model)
+// packed as Q4_0, Q4_K, Q6_K and Q8_0:
+//  * decode (M = 1): GB/s of packed weight bytes read per call against the H200's 4.17 TB/s;
+//  * prefill (M = 512): TFLOP/s of the tiled quantized kernel next to the dense f16
+//    matmul_t of the same shape.
+// Every result is checked against the CPU kernels before its line is printed (prefill on a
+// sample of x rows, to keep the CPU side short).
+// Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
+//   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
 
+namespace {
+
+constexpr double kPeakGBs = 4170.0;  // H200 HBM3e
+
+// Seconds per call of f, after a warm-up (pipeline creation, pools).
+double time_per_call(int iters, const std::function<void()>& f) {
+  for (int i = 0; i < 3; ++i) f();
+  synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
+}
+
+// Max |got - want| relative to the largest |want|; false (and a message) above tol.
+bool close(const char* what, const std::vector<float>& got, const std::vector<float>& want, double tol) {
+  double err = 0, scale = 1e-6;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double e = std::fabs(double(got[i]) - want[i]);
+    err = std::isnan(e) ? INFINITY : std::max(err, e);
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  if (err <= tol * scale) return true;
+  std::fprintf(stderr, "%s: WebGPU result differs from CPU: max err %g (scale %g)\n", what, err, scale);
+  return false;
+}
+
+// Rows `rows` of a [M, N] tensor, on the host.
+std::vector<float> sample_rows(const Tensor& y, const std::vector<int64_t>& rows) {
+  std::vector<float> out;
+  for (int64_t r : rows) {
+    const auto v = cast(y.slice(0, r, r + 1).cpu(), DType::F32).to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const int64_t N = argc > 1 ? std::atoll(argv[1]) : 14336, K = argc > 2 ? std::atoll(argv[2]) : 4096;
   const int iters = argc > 3 ? std::atoi(argv[3]) : 50;
+  const int64_t PM = argc > 4 ? std::atoll(argv[4]) : 512;
+  if (N <= 0 || K <= 0 || K % 256 != 0 || iters <= 0 || PM <= 4) {
+    std::fprintf(stderr, "usage: %s [rows>0] [cols, a multiple of 256] [iters>0] [prefill_m>4]\n", argv[0]);
+    return 1;
+  }
   std::string why;
   if (!webgpu_available(&why)) {
     std::fprintf(stderr, "WebGPU unavailable: %s\n", why.c_str());
@@ -22,38 +72,51 @@ int main(int argc, char** argv) {
   }
   std::mt19937 rng(1);
   std::normal_distribution<float> g(0.f, 0.02f);
-  std::vector<float> wv(static_cast<size_t>(N * K)), xv(static_cast<size_t>(K));
+  std::vector<float> wv(static_cast<size_t>(N * K)), xv(static_cast<size_t>(PM * K));
   for (auto& v : wv) v = g(rng);
   for (auto& v : xv) v = g(rng) * 50.f;
   const Tensor w = Tensor::from_vector(wv, {N, K});
-  const Tensor x = Tensor::from_vector(xv, {1, K});
+  const Tensor xp = Tensor::from_vector(xv, {PM, K});  // prefill activations
+  const Tensor x1 = xp.slice(0, 0, 1).contiguous();     // decode activation
+  const std::vector<int64_t> rows = {0, PM / 2, PM - 1};  // prefill rows checked on the CPU
+  const Tensor x_rows = concat({xp.slice(0, rows[0], rows[0] + 1), xp.slice(0, rows[1], rows[1] + 1),
+                                xp.slice(0, rows[2], rows[2] + 1)}, 0);
   const Device gpu = Device::webgpu();
-  const Tensor xg = x.to(gpu);
-  constexpr double kPeakGBs = 4170.0;  // H200 HBM3e
-  std::printf("%-6s %8s %8s %12s %10s %10s %8s\n", "format", "rows", "cols", "packed MB", "us/call", "GB/s", "%peak");
-  for (QType t : {QType::Q8_0, QType::Q4_K}) {
+  const Tensor x1g = x1.to(gpu), xpg = xp.to(gpu);
+  const int piters = std::max(1, iters / 5);
+  const double flop = 2.0 * double(PM) * double(N) * double(K);
+
+  // Dense f16 reference point for the prefill shape.
+  double dense_tflops = 0;
+  {
+    const Tensor wh = cast(w, DType::F16).to(gpu), xh = cast(xp, DType::F16).to(gpu);
+    pin(wh);
+    const auto want = matmul_t(x_rows, w).to_vector<float>();
+    if (!close("f16 matmul_t", sample_rows(matmul_t(xh, wh), rows), want, 2e-2)) return 2;
+    dense_tflops = flop / time_per_call(piters, [&] { (void)matmul_t(xh, wh); }) / 1e12;
+    unpin(wh);
+  }
+
+  std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f)\n",
+              static_cast<long long>(PM), dense_tflops);
+  std::printf("%-6s %6s %6s %10s %10s %9s %7s %12s %9s %9s\n", "format", "rows", "cols", "packed MB", "us/call", "GB/s",
+              "%peak", "prefill ms", "TFLOP/s", "vs f16");
+  for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
     const QTensor q = quantize(w, t);
     const QTensor qg = q.to(gpu);
     pin(qg.bytes());
-    // correctness first: max error against the CPU kernel, relative to the output scale
-    const auto want = qmatmul_t(x, q).to_vector<float>();
-    const auto got = qmatmul_t(xg, qg).cpu().to_vector<float>();
-    double err = 0, scale = 1e-6;
-    for (size_t i = 0; i < want.size(); ++i)
-      err = std::max(err, std::fabs(double(got[i]) - want[i])), scale = std::max(scale, std::fabs(double(want[i])));
-    if (!(err <= 1e-4 * scale)) {
-      std::fprintf(stderr, "%s: WebGPU result differs from CPU: max err %g (scale %g)\n", qtype_name(t), err, scale);
+    // correctness first, against the CPU kernel
+    if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
       return 2;
-    }
-    for (int i = 0; i < 5; ++i) (void)qmatmul_t(xg, qg);  // warm-up (pipeline, pools)
-    synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) (void)qmatmul_t(xg, qg);
-    synchronize();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
-    const double gbs = static_cast<double>(q.nbytes()) / s / 1e9;
-    std::printf("%-6s %8lld %8lld %12.1f %10.1f %10.1f %7.2f%%\n", qtype_name(t), static_cast<long long>(N),
-                static_cast<long long>(K), q.nbytes() / 1e6, s * 1e6, gbs, 100.0 * gbs / kPeakGBs);
+    if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
+      return 2;
+    const double s1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    const double sp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
+    const double gbs = static_cast<double>(q.nbytes()) / s1 / 1e9;
+    const double tf = flop / sp / 1e12;
+    std::printf("%-6s %6lld %6lld %10.1f %10.1f %9.1f %6.2f%% %12.2f %9.2f %8.2fx\n", qtype_name(t),
+                static_cast<long long>(N), static_cast<long long>(K), q.nbytes() / 1e6, s1 * 1e6, gbs,
+                100.0 * gbs / kPeakGBs, sp * 1e3, tf, dense_tflops > 0 ? tf / dense_tflops : 0.0);
     std::fflush(stdout);  // results survive even if teardown at exit misbehaves
     unpin(qg.bytes());
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wgt/ops.hpp"
+#include "wgt/quant.hpp"
 #include "wgt/tensor.hpp"
 
 namespace wgt {
@@ -56,6 +57,9 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const std::optional<Tensor>& 
                 const std::optional<Tensor>& b2, GeluApprox approx = GeluApprox::Erf);
 // x W^T in W's dtype, result in x's dtype (the helper the FFNs and the block use).
 Tensor linear(const Tensor& x, const Tensor& w);
+// x W^T with a block-quantized W [out_features, in_features] (qmatmul_t, computed in f32),
+// result in x's dtype.
+Tensor linear(const Tensor& x, const QTensor& w);
 
 // ---------------------------------------------------------------------------------------------
 // KV cache: two buffers [max_ctx, n_kv_heads, head_dim] (f32 or f16) on the CPU or a WebGPU
@@ -99,15 +103,28 @@ struct BlockConfig {
   double norm_eps = 1e-5;
   RopeConfig rope;
 };
-// Weights (f32 or f16; all projection weights of one dtype). Shapes:
-// attn_norm, ffn_norm [dim]; wq [n_heads*head_dim, dim]; wk, wv [n_kv_heads*head_dim, dim];
-// wo [dim, n_heads*head_dim]; w_gate, w_up [ffn_dim, dim]; w_down [dim, ffn_dim].
+// Weights. Shapes: attn_norm, ffn_norm [dim]; wq [n_heads*head_dim, dim];
+// wk, wv [n_kv_heads*head_dim, dim]; wo [dim, n_heads*head_dim]; w_gate, w_up [ffn_dim, dim];
+// w_down [dim, ffn_dim]. Each projection is either dense (f32 or f16, the dense ones all of
+// one dtype) or block-quantized: a defined entry of `quant` replaces the dense tensor of the
+// same name, which must then stay undefined. Any mix per tensor (and of formats) is allowed;
+// quantized weights stay packed and run through qmatmul_t. All weights live on one device.
+struct BlockQuantWeights {
+  QTensor wq, wk, wv, wo, w_gate, w_up, w_down;
+};
 struct BlockWeights {
   Tensor attn_norm, wq, wk, wv, wo;
   Tensor ffn_norm, w_gate, w_up, w_down;
+  BlockQuantWeights quant;
   // Random weights (scaled like a trained model's, ~1/sqrt(fan_in)) for tests and benchmarks.
   static BlockWeights random(const BlockConfig& cfg, uint64_t seed, DType dtype = DType::F32,
                              Device device = Device::cpu());
+  // A copy with every dense projection quantized to `type` (quantized on the host, then
+  // moved back to its device); the norms stay dense. Already quantized ones are kept.
+  BlockWeights quantized(QType type) const;
+  // A copy with every defined weight (dense or packed) moved to `device`.
+  BlockWeights to(Device device) const;
+  Device device() const { return attn_norm.device(); }
 };
 
 class TransformerBlock {
@@ -120,8 +137,8 @@ class TransformerBlock {
   KVCache make_cache(int64_t max_ctx, DType dtype = DType::F32) const;
   const BlockConfig& config() const { return cfg_; }
   const BlockWeights& weights() const { return w_; }
-  Device device() const { return w_.wq.device(); }
-  // Pins every weight on its device (no-op on the CPU).
+  Device device() const { return w_.device(); }
+  // Pins every weight (dense tensors and packed quantized bytes) on its device (no-op on the CPU).
   void pin_weights() const;
 
  private:

@@ -1,6 +1,8 @@
-// Feed-forward networks, the llama pre-norm TransformerBlock and BlockStack, composed of
-// public ops (so they run on whichever backend the runtime picks for each op).
+// Feed-forward networks, the llama pre-norm TransformerBlock (dense or block-quantized
+// projections) and BlockStack, composed of public ops (so they run on whichever backend the
+// runtime picks for each op).
 #include <cmath>
+#include <vector>
 
 #include "ops/op_common.hpp"
 #include "wgt/nn.hpp"
@@ -66,6 +68,21 @@ Tensor linear(const Tensor& x, const Tensor& w) {
   return as_dtype(matmul_t(as_dtype(x, w.dtype()), w), x.dtype());
 }
 
+Tensor linear(const Tensor& x, const QTensor& w) {
+  const char* name = "linear";
+  require_defined(x, name, "x");
+  require_floating(x, name);
+  if (!w.defined()) throw_error(ErrorKind::InvalidArgument, name, "the quantized weight is undefined");
+  if (x.device() != w.device())
+    throw_error(ErrorKind::InvalidArgument, name,
+                "x lives on " + x.device().str() + " but the weight " + w.str() + "; move them to one device first");
+  if (x.dim() < 1 || x.shape().back() != w.cols())
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "x " + shape_str(x.shape()) + " has in_features " + (x.dim() ? i2s(x.shape().back()) : "?") +
+                    " but the weight is " + w.str() + " ([out_features, in_features])");
+  return as_dtype(qmatmul_t(x, w), x.dtype());  // qmatmul_t computes in f32
+}
+
 Tensor swiglu_ffn(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, const Tensor& w_down) {
   const char* name = "swiglu_ffn";
   require_defined(x, name, "x");
@@ -128,25 +145,90 @@ BlockWeights BlockWeights::random(const BlockConfig& cfg_in, uint64_t seed, DTyp
   return w;
 }
 
+BlockWeights BlockWeights::quantized(QType type) const {
+  BlockWeights out = *this;
+  auto conv = [type](Tensor& dense, QTensor& q) {
+    if (q.defined() || !dense.defined()) return;
+    q = quantize(dense.cpu(), type).to(dense.device());
+    dense = Tensor();
+  };
+  conv(out.wq, out.quant.wq);
+  conv(out.wk, out.quant.wk);
+  conv(out.wv, out.quant.wv);
+  conv(out.wo, out.quant.wo);
+  conv(out.w_gate, out.quant.w_gate);
+  conv(out.w_up, out.quant.w_up);
+  conv(out.w_down, out.quant.w_down);
+  return out;
+}
+
+BlockWeights BlockWeights::to(Device device) const {
+  BlockWeights out = *this;
+  for (Tensor* t : {&out.attn_norm, &out.wq, &out.wk, &out.wv, &out.wo, &out.ffn_norm, &out.w_gate, &out.w_up, &out.w_down})
+    if (t->defined()) *t = t->to(device);
+  for (QTensor* q : {&out.quant.wq, &out.quant.wk, &out.quant.wv, &out.quant.wo, &out.quant.w_gate, &out.quant.w_up,
+                     &out.quant.w_down})
+    if (q->defined()) *q = q->to(device);
+  return out;
+}
+
 // ---- block ----
+
+namespace {
+
+// x W^T for a projection that is either dense or quantized (validated at construction).
+Tensor project(const Tensor& x, const Tensor& dense, const QTensor& q) {
+  return q.defined() ? linear(x, q) : linear(x, dense);
+}
+
+// One projection slot of BlockWeights with its expected shape.
+struct ProjSlot {
+  const char* what;
+  const Tensor* dense;
+  const QTensor* q;
+  int64_t rows, cols;
+};
+
+std::vector<ProjSlot> proj_slots(const BlockWeights& w, const BlockConfig& c) {
+  const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+  return {{"wq", &w.wq, &w.quant.wq, qd, c.dim},           {"wk", &w.wk, &w.quant.wk, kvd, c.dim},
+          {"wv", &w.wv, &w.quant.wv, kvd, c.dim},          {"wo", &w.wo, &w.quant.wo, c.dim, qd},
+          {"w_gate", &w.w_gate, &w.quant.w_gate, c.ffn_dim, c.dim},
+          {"w_up", &w.w_up, &w.quant.w_up, c.ffn_dim, c.dim},
+          {"w_down", &w.w_down, &w.quant.w_down, c.dim, c.ffn_dim}};
+}
+
+}  // namespace
 
 TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
     : cfg_(resolve(cfg, "TransformerBlock")), w_(std::move(weights)) {
   const char* name = "TransformerBlock";
   const BlockConfig& c = cfg_;
-  const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   require_vector(w_.attn_norm, c.dim, name, "attn_norm");
   require_vector(w_.ffn_norm, c.dim, name, "ffn_norm");
-  require_weight(w_.wq, qd, c.dim, name, "wq");
-  require_weight(w_.wk, kvd, c.dim, name, "wk");
-  require_weight(w_.wv, kvd, c.dim, name, "wv");
-  require_weight(w_.wo, c.dim, qd, name, "wo");
-  require_weight(w_.w_gate, c.ffn_dim, c.dim, name, "w_gate");
-  require_weight(w_.w_up, c.ffn_dim, c.dim, name, "w_up");
-  require_weight(w_.w_down, c.dim, c.ffn_dim, name, "w_down");
-  for (const Tensor* t : {&w_.wk, &w_.wv, &w_.wo, &w_.w_gate, &w_.w_up, &w_.w_down})
-    require_same_dtype(w_.wq, *t, name, "a projection weight");
-  common_device({&w_.attn_norm, &w_.ffn_norm, &w_.wq, &w_.wk, &w_.wv, &w_.wo, &w_.w_gate, &w_.w_up, &w_.w_down}, name);
+  std::vector<const Tensor*> dense = {&w_.attn_norm, &w_.ffn_norm};
+  const Tensor* first_dense = nullptr;
+  for (const ProjSlot& p : proj_slots(w_, c)) {
+    if (!p.q->defined()) {
+      require_weight(*p.dense, p.rows, p.cols, name, p.what);
+      if (first_dense) require_same_dtype(*first_dense, *p.dense, name, "a projection weight");
+      first_dense = first_dense ? first_dense : p.dense;
+      dense.push_back(p.dense);
+      continue;
+    }
+    if (p.dense->defined())
+      throw_error(ErrorKind::InvalidArgument, name,
+                  std::string("both a dense and a quantized ") + p.what + " are set; leave the dense one undefined");
+    if (p.q->rows() != p.rows || p.q->cols() != p.cols)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  std::string("quantized ") + p.what + " must be [" + i2s(p.rows) + ", " + i2s(p.cols) + "], got " +
+                      p.q->str());
+    if (p.q->device() != w_.attn_norm.device())
+      throw_error(ErrorKind::InvalidArgument, name,
+                  std::string("quantized ") + p.what + " lives on " + p.q->device().str() + ", the norms on " +
+                      w_.attn_norm.device().str() + "; move every weight to one device (QTensor::to)");
+  }
+  common_device(dense, name);
   // Resolving n_rot now reports a bad rope config at construction, not at the first forward.
   const int64_t n_rot = c.rope.n_rot == 0 ? c.head_dim : c.rope.n_rot;
   if (n_rot <= 0 || n_rot > c.head_dim || n_rot % 2 != 0)
@@ -157,8 +239,9 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
 
 void TransformerBlock::pin_weights() const {
   if (!device().is_webgpu()) return;
-  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &w_.wq, &w_.wk, &w_.wv, &w_.wo, &w_.w_gate, &w_.w_up, &w_.w_down})
-    Runtime::get().pin(*t);
+  Runtime::get().pin(w_.attn_norm);
+  Runtime::get().pin(w_.ffn_norm);
+  for (const ProjSlot& p : proj_slots(w_, cfg_)) Runtime::get().pin(p.q->defined() ? p.q->bytes() : *p.dense);
 }
 
 KVCache TransformerBlock::make_cache(int64_t max_ctx, DType dtype) const {
@@ -187,9 +270,9 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
 
   // Attention sub-block.                                  // shapes:
   Tensor xn = rms_norm(x, as_dtype(w_.attn_norm, x.dtype()), c.norm_eps);  // (seq, dim)
-  Tensor q = linear(xn, w_.wq).view({seq, c.n_heads, c.head_dim});       // (seq, H, hd)
-  Tensor k = linear(xn, w_.wk).view({seq, c.n_kv_heads, c.head_dim});    // (seq, Hkv, hd)
-  Tensor v = linear(xn, w_.wv).view({seq, c.n_kv_heads, c.head_dim});    // (seq, Hkv, hd)
+  Tensor q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
+  Tensor k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
+  Tensor v = project(xn, w_.wv, w_.quant.wv).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
   q = rope(q, pos, c.rope);
   k = rope(k, pos, c.rope);
   cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
@@ -197,11 +280,12 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   ac.causal = true;
   Tensor a = attention(q, cache.view_k(), cache.view_v(), ac);            // (seq, H, hd)
-  Tensor h = x + linear(a.view({seq, c.n_heads * c.head_dim}), w_.wo);    // (seq, dim)
+  Tensor h = x + project(a.view({seq, c.n_heads * c.head_dim}), w_.wo, w_.quant.wo);  // (seq, dim)
 
-  // Feed-forward sub-block.
+  // Feed-forward sub-block (swiglu_ffn, spelled out for quantized weights).
   Tensor hn = rms_norm(h, as_dtype(w_.ffn_norm, h.dtype()), c.norm_eps);
-  return h + swiglu_ffn(hn, w_.w_gate, w_.w_up, w_.w_down);               // (seq, dim)
+  Tensor g = silu_mul(project(hn, w_.w_gate, w_.quant.w_gate), project(hn, w_.w_up, w_.quant.w_up));  // (seq, ffn)
+  return h + project(g, w_.w_down, w_.quant.w_down);                                                // (seq, dim)
 }
 
 // ---- stack ----

@@ -72,6 +72,7 @@ std::string wgsl_block_constants(QType t) {
       break;
     case QType::Q4_0:
       line(os, "Q_OFF_D", offsetof(BlockQ4_0, d));
+      line(os, "Q_ZERO", kQ4_0Zero);
       line(os, "Q_OFF_QS", offsetof(BlockQ4_0, qs));
       break;
     case QType::Q4_1:
@@ -84,6 +85,7 @@ std::string wgsl_block_constants(QType t) {
       line(os, "Q_OFF_DMIN", offsetof(BlockQ4_K, dmin));
       line(os, "Q_OFF_SCALES", offsetof(BlockQ4_K, scales));
       line(os, "Q_OFF_QS", offsetof(BlockQ4_K, qs));
+      line(os, "Q_SUB", kKSub);
       break;
     case QType::Q5_K:
       line(os, "Q_OFF_D", offsetof(BlockQ5_K, d));
@@ -91,12 +93,15 @@ std::string wgsl_block_constants(QType t) {
       line(os, "Q_OFF_SCALES", offsetof(BlockQ5_K, scales));
       line(os, "Q_OFF_QH", offsetof(BlockQ5_K, qh));
       line(os, "Q_OFF_QS", offsetof(BlockQ5_K, qs));
+      line(os, "Q_SUB", kKSub);
       break;
     case QType::Q6_K:
       line(os, "Q_OFF_QL", offsetof(BlockQ6_K, ql));
       line(os, "Q_OFF_QH", offsetof(BlockQ6_K, qh));
       line(os, "Q_OFF_SCALES", offsetof(BlockQ6_K, scales));
       line(os, "Q_OFF_D", offsetof(BlockQ6_K, d));
+      line(os, "Q_SUB", kQ6KSub);
+      line(os, "Q_ZERO", kQ6KZero);
       break;
   }
   return os.str();

@@ -15,6 +15,10 @@ namespace wgt::quant {
 constexpr uint32_t kQK32 = 32;    // elements per block of the "legacy" formats
 constexpr uint32_t kQK256 = 256;  // elements per K-quant super-block
 constexpr uint32_t kKScaleBytes = 12;  // Q4_K/Q5_K: 8 x (6-bit scale, 6-bit min) packed
+constexpr uint32_t kKSub = 32;         // Q4_K/Q5_K sub-block elements (one scale/min each)
+constexpr uint32_t kQ6KSub = 16;       // Q6_K sub-block elements (one int8 scale each)
+constexpr uint32_t kQ4_0Zero = 8;      // Q4_0 codes are stored biased: value = d * (q - 8)
+constexpr uint32_t kQ6KZero = 32;      // Q6_K: value = d * scale * (q - 32)
 
 // Q8_0: y = d * q, q int8.
 struct BlockQ8_0 {

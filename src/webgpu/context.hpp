@@ -117,6 +117,6 @@ void register_reduce_kernels(KernelRegistry&);       // Reduce, Softmax, LogSoft
 void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_b)
 void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
 void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention (branch transformer)
-void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (Q8_0, Q4_K)
+void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
 
 }  // namespace wgt::webgpu

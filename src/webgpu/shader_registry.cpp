@@ -15,7 +15,18 @@ const char* shader_source(const std::string& name) {
 }
 
 namespace {
-void include_into(const std::string& name, std::set<std::string>& seen, std::string& out) {
+using Defines = std::vector<std::pair<std::string, std::string>>;
+
+// An include name may itself be a define ("#include \"{{DOT}}\""), so one entry shader can
+// pull a per-variant part (e.g. the block format's decoder) without a wrapper file per variant.
+std::string resolve_include(const std::string& name, const Defines& defines) {
+  std::string r = name;
+  for (const auto& [k, v] : defines)
+    if (r == "{{" + k + "}}") r = v;
+  return r;
+}
+
+void include_into(const std::string& name, std::set<std::string>& seen, std::string& out, const Defines& defines) {
   if (!seen.insert(name).second) return;  // include once: shared helpers may be pulled twice
   std::istringstream in(shader_source(name));
   std::string line;
@@ -25,7 +36,7 @@ void include_into(const std::string& name, std::set<std::string>& seen, std::str
       size_t q0 = line.find('"', p), q1 = q0 == std::string::npos ? q0 : line.find('"', q0 + 1);
       if (q1 == std::string::npos)
         throw_error(ErrorKind::RuntimeState, "expand_shader", "malformed include in shader '" + name + "': " + line);
-      include_into(line.substr(q0 + 1, q1 - q0 - 1), seen, out);
+      include_into(resolve_include(line.substr(q0 + 1, q1 - q0 - 1), defines), seen, out, defines);
       continue;
     }
     out += line;
@@ -37,7 +48,7 @@ void include_into(const std::string& name, std::set<std::string>& seen, std::str
 std::string expand_shader(const std::string& name, const std::vector<std::pair<std::string, std::string>>& defines) {
   std::set<std::string> seen;
   std::string src;
-  include_into(name, seen, src);
+  include_into(name, seen, src, defines);
   for (const auto& [k, v] : defines) {
     const std::string pat = "{{" + k + "}}";
     for (size_t pos = src.find(pat); pos != std::string::npos; pos = src.find(pat, pos + v.size()))

@@ -1,8 +1,12 @@
-// WebGPU quantized matmul (Q8_0, Q4_K) against the CPU kernels: small shapes for lavapipe,
-// packed weights resident on the device, typed errors for formats without a kernel.
+// WebGPU quantized kernels (every GGUF format) against the CPU kernels on lavapipe: matvec
+// (subgroup and workgroup reductions) and tiled prefill matmul, dequantize, get_rows, NaN
+// scales, typed errors. Small shapes; packed weights resident on the device.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "quant/blocks.hpp"
@@ -11,6 +15,21 @@
 using namespace wgt;
 
 namespace {
+
+constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+
+// Byte offset of the fp16 super-scale `d` inside a block (for the corrupted-scale tests).
+size_t d_offset(QType t) {
+  switch (t) {
+    case QType::Q8_0: return offsetof(quant::BlockQ8_0, d);
+    case QType::Q4_0: return offsetof(quant::BlockQ4_0, d);
+    case QType::Q4_1: return offsetof(quant::BlockQ4_1, d);
+    case QType::Q4_K: return offsetof(quant::BlockQ4_K, d);
+    case QType::Q5_K: return offsetof(quant::BlockQ5_K, d);
+    case QType::Q6_K: return offsetof(quant::BlockQ6_K, d);
+  }
+  return 0;
+}
 
 class QuantWebGPU : public ::testing::Test {
  protected:
@@ -24,6 +43,7 @@ class QuantWebGPU : public ::testing::Test {
     Runtime::get().set_policy(p);
   }
   void TearDown() override {
+    unsetenv("WGT_QMATVEC_SUBGROUPS");
     Runtime::get().set_policy(saved_);
     synchronize();
   }
@@ -34,36 +54,67 @@ class QuantWebGPU : public ::testing::Test {
     for (auto& x : v) x = g(rng);
     return v;
   }
+  static QTensor qrand(QType t, int64_t rows, int64_t cols, uint32_t seed) {
+    return quantize(Tensor::from_vector(randn(rows * cols, seed, 0.05f), {rows, cols}), t);
+  }
+  // y = x W^T on the device (W resident) vs the CPU fast path.
+  static void check_matmul(QType t, int64_t M, int64_t N, int64_t K, const char* variant) {
+    const QTensor w = qrand(t, N, K, static_cast<uint32_t>(11 + N + K));
+    const Tensor x = Tensor::from_vector(randn(M * K, static_cast<uint32_t>(23 + M), 1.f), {M, K});
+    const auto want = qmatmul_t(x, w).to_vector<float>();
+    const QTensor wg = w.to(Device::webgpu());
+    ASSERT_TRUE(wg.device().is_webgpu());
+    const Tensor yg = qmatmul_t(x.to(Device::webgpu()), wg);
+    EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
+    ASSERT_TRUE(yg.device().is_webgpu());
+    ASSERT_EQ(yg.shape(), (Shape{M, N}));
+    const auto got = yg.cpu().to_vector<float>();
+    double scale = 1e-3;
+    for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
+          << qtype_name(t) << " " << variant << " M=" << M << " N=" << N << " K=" << K << " i=" << i;
+  }
   Policy saved_;
 };
 
-TEST_F(QuantWebGPU, MatmulMatchesCpuOnResidentWeights) {
-  const Device gpu = Device::webgpu();
-  for (QType t : {QType::Q8_0, QType::Q4_K})
-    for (int64_t K : {256, 512})
-      for (int64_t M : {1, 3})
-        for (int64_t N : {1, 5, 17}) {
-          const QTensor w = quantize(Tensor::from_vector(randn(N * K, 11 + N, 0.05f), {N, K}), t);
-          const Tensor x = Tensor::from_vector(randn(M * K, 23 + M, 1.f), {M, K});
-          const auto want = qmatmul_t(x, w).to_vector<float>();  // CPU fast path
-          const QTensor wg = w.to(gpu);
-          ASSERT_TRUE(wg.device().is_webgpu());
-          const Tensor yg = qmatmul_t(x.to(gpu), wg);
-          EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
-          ASSERT_TRUE(yg.device().is_webgpu());
-          ASSERT_EQ(yg.shape(), (Shape{M, N}));
-          const auto got = yg.cpu().to_vector<float>();
-          double scale = 1e-3;
-          for (float v : want) scale = std::max(scale, std::fabs(double(v)));
-          for (size_t i = 0; i < want.size(); ++i)
-            ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
-                << qtype_name(t) << " M=" << M << " N=" << N << " K=" << K << " i=" << i;
-        }
+// M = 1 and 3 run the matvec kernel, M = 17 the tiled prefill kernel (M > 4); odd N
+// exercises partial row groups and partial tiles; K = 288 = 9 Q8_0/Q4_x blocks (odd blocks
+// start 2 bytes into a word for the 18/34-byte formats), K = 512 two super-blocks (odd
+// Q6_K super-blocks are misaligned too).
+TEST_F(QuantWebGPU, MatmulMatchesCpuEveryFormat) {
+  for (QType t : kAll) {
+    const int64_t bk = qtype_info(t).block_elems;
+    for (int64_t K : {bk == 32 ? int64_t{288} : int64_t{256}, int64_t{512}})
+      for (int64_t M : {1, 3, 17})
+        for (int64_t N : {1, 7, 33}) check_matmul(t, M, N, K, "default");
+  }
+}
+
+TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {
+  setenv("WGT_QMATVEC_SUBGROUPS", "off", 1);
+  for (QType t : kAll)
+    for (int64_t N : {1, 7, 33}) check_matmul(t, 2, N, 512, "workgroup-reduce");
+  setenv("WGT_QMATVEC_SUBGROUPS", "maybe", 1);
+  const QTensor w = qrand(QType::Q4_0, 4, 64, 3).to(Device::webgpu());
+  try {
+    (void)qmatmul_t(Tensor::from_vector(randn(64, 4, 1.f), {1, 64}).to(Device::webgpu()), w);
+    synchronize();
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(e.message().find("WGT_QMATVEC_SUBGROUPS"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(QuantWebGPU, PrefillLargerThanOneTile) {
+  // 70 x rows, 130 weight rows: several tiles in both directions with ragged edges.
+  for (QType t : {QType::Q4_0, QType::Q6_K}) check_matmul(t, 70, 130, 256, "tiled");
 }
 
 TEST_F(QuantWebGPU, BatchedXAndHostWeightIsUploaded) {
   const int64_t K = 256, N = 7;
-  const QTensor w = quantize(Tensor::from_vector(randn(N * K, 5, 0.05f), {N, K}), QType::Q4_K);
+  const QTensor w = qrand(QType::Q5_K, N, K, 5);
   const Tensor x = Tensor::from_vector(randn(2 * 3 * K, 6, 1.f), {2, 3, K});
   const auto want = qmatmul_t(x, w).to_vector<float>();
   const Tensor yg = qmatmul_t(x.to(Device::webgpu()), w);  // weight still on the host
@@ -73,38 +124,55 @@ TEST_F(QuantWebGPU, BatchedXAndHostWeightIsUploaded) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
 }
 
-TEST_F(QuantWebGPU, CorruptScalesGiveNanNotCrash) {
-  std::vector<uint8_t> raw(sizeof(quant::BlockQ8_0) * 2, 1);
-  reinterpret_cast<quant::BlockQ8_0*>(raw.data())[0].d = 0x7E00;  // NaN scale in row 0
-  reinterpret_cast<quant::BlockQ8_0*>(raw.data())[1].d = 0x3C00;  // 1.0 in row 1
-  const QTensor w = QTensor::from_bytes(QType::Q8_0, 2, 32, raw.data(), raw.size()).to(Device::webgpu());
-  const auto y = qmatmul_t(Tensor::from_vector(std::vector<float>(32, 1.f), {1, 32}).to(Device::webgpu()), w)
-                     .cpu()
-                     .to_vector<float>();
-  EXPECT_TRUE(std::isnan(y[0]));
-  EXPECT_FLOAT_EQ(y[1], 32.f);  // 32 codes of value 1, scale 1
+// A NaN fp16 scale in row 0 makes row 0 NaN (matvec and tiled kernels, dequantize) and leaves
+// row 1 exactly as on the CPU.
+TEST_F(QuantWebGPU, CorruptScalesGiveNanRowsOnly) {
+  for (QType t : kAll) {
+    const int64_t K = 256;
+    const QTensor clean = qrand(t, 2, K, 77);
+    std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
+    const uint16_t nan16 = 0x7E00;
+    std::memcpy(raw.data() + d_offset(t), &nan16, 2);
+    const QTensor w = QTensor::from_bytes(t, 2, K, raw.data(), raw.size());
+    const QTensor wg = w.to(Device::webgpu());
+    for (int64_t M : {1, 6}) {
+      const Tensor x = Tensor::from_vector(randn(M * K, 9, 1.f), {M, K});
+      const auto want = qmatmul_t(x, w).to_vector<float>();
+      const auto got = qmatmul_t(x.to(Device::webgpu()), wg).cpu().to_vector<float>();
+      for (int64_t m = 0; m < M; ++m) {
+        EXPECT_TRUE(std::isnan(got[m * 2])) << qtype_name(t) << " M=" << M;
+        EXPECT_TRUE(std::isnan(want[m * 2])) << qtype_name(t) << " M=" << M;
+        EXPECT_NEAR(got[m * 2 + 1], want[m * 2 + 1], 1e-4 * std::max(1.f, std::fabs(want[m * 2 + 1]))) << qtype_name(t);
+      }
+    }
+    const auto deq = dequantize(wg).cpu().to_vector<float>();
+    EXPECT_TRUE(std::isnan(deq[0])) << qtype_name(t);
+    const auto deq_cpu = dequantize(w).to_vector<float>();
+    for (int64_t c = 0; c < K; ++c) ASSERT_FLOAT_EQ(deq[K + c], deq_cpu[K + c]) << qtype_name(t) << " c=" << c;
+  }
 }
 
-TEST_F(QuantWebGPU, DequantizeMatchesCpu) {
-  for (QType t : {QType::Q8_0, QType::Q4_K})
+TEST_F(QuantWebGPU, DequantizeMatchesCpuEveryFormat) {
+  for (QType t : kAll)
     for (int64_t rows : {1, 3, 17}) {
       const int64_t cols = 512;
-      const QTensor w = quantize(Tensor::from_vector(randn(rows * cols, 31 + rows, 0.05f), {rows, cols}), t);
+      const QTensor w = qrand(t, rows, cols, static_cast<uint32_t>(31 + rows));
       const auto want = dequantize(w).to_vector<float>();
       const Tensor yg = dequantize(w.to(Device::webgpu()));
       EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
       ASSERT_TRUE(yg.device().is_webgpu());
       ASSERT_EQ(yg.shape(), (Shape{rows, cols}));
       const auto got = yg.cpu().to_vector<float>();
-      // same f32 operations as the CPU (d*sc, then *q - dmin*mn); only FMA contraction may differ
+      // same f32 operations as the CPU up to FMA contraction and the order of d*sc*q
       for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], 1e-6f * std::max(1.f, std::fabs(want[i]))) << qtype_name(t) << " rows=" << rows << " i=" << i;
+        ASSERT_NEAR(got[i], want[i], 1e-6f * std::max(1.f, std::fabs(want[i])))
+            << qtype_name(t) << " rows=" << rows << " i=" << i;
     }
 }
 
 TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
-  for (QType t : {QType::Q8_0, QType::Q4_K}) {
-    const QTensor table = quantize(Tensor::from_vector(randn(9 * 256, 41, 0.05f), {9, 256}), t);
+  for (QType t : kAll) {
+    const QTensor table = qrand(t, 9, 256, 41);
     const Tensor ids = Tensor::from_vector(std::vector<int64_t>{8, 0, 3, 3, 5, 1}, {2, 3});
     const auto want = get_rows(table, ids).to_vector<float>();
     const QTensor tg = table.to(Device::webgpu());
@@ -125,28 +193,31 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
     const auto r = get_rows(tg, dev_ids).cpu().to_vector<float>();
     const auto row2 = get_rows(table, Tensor::from_vector(std::vector<int32_t>{2}, {1})).to_vector<float>();
     for (int c = 0; c < 256; ++c) {
-      EXPECT_NEAR(r[c], row2[c], 1e-6f * std::max(1.f, std::fabs(row2[c]))) << c;
-      EXPECT_TRUE(std::isnan(r[256 + c]) && std::isnan(r[512 + c])) << c;
+      EXPECT_NEAR(r[c], row2[c], 1e-6f * std::max(1.f, std::fabs(row2[c]))) << qtype_name(t) << " " << c;
+      EXPECT_TRUE(std::isnan(r[256 + c]) && std::isnan(r[512 + c])) << qtype_name(t) << " " << c;
     }
   }
 }
 
-TEST_F(QuantWebGPU, FormatWithoutKernelIsUnsupported) {
-  try {
-    (void)dequantize(quantize(Tensor::from_vector(randn(256, 3, 0.05f), {1, 256}), QType::Q5_K).to(Device::webgpu()));
-    ADD_FAILURE() << "no throw";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
-    EXPECT_NE(e.message().find("q5_k"), std::string::npos) << e.message();
-  }
-  const QTensor w = quantize(Tensor::from_vector(randn(256, 1, 0.05f), {1, 256}), QType::Q6_K).to(Device::webgpu());
-  try {
-    (void)qmatmul_t(Tensor::from_vector(randn(256, 2, 1.f), {1, 256}).to(Device::webgpu()), w);
-    ADD_FAILURE() << "no throw";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
-    EXPECT_NE(e.message().find("q6_k"), std::string::npos) << e.message();
-  }
+TEST_F(QuantWebGPU, TypedErrors) {
+  const QTensor w = qrand(QType::Q6_K, 3, 256, 1).to(Device::webgpu());
+  auto expect_kind = [](ErrorKind k, const char* op, auto&& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no throw for " << op;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), k) << e.what();
+      EXPECT_EQ(e.op(), op) << e.what();
+    }
+  };
+  expect_kind(ErrorKind::ShapeMismatch, "qmatmul_t",
+              [&] { (void)qmatmul_t(Tensor::from_vector(randn(128, 2, 1.f), {1, 128}).to(Device::webgpu()), w); });
+  expect_kind(ErrorKind::DTypeMismatch, "qmatmul_t",
+              [&] { (void)qmatmul_t(zeros({1, 256}, DType::I32, Device::webgpu()), w); });
+  expect_kind(ErrorKind::Unsupported, "get_rows",
+              [&] { (void)get_rows(w, Tensor::from_vector(std::vector<int64_t>{0}, {1}).to(Device::webgpu())); });
+  expect_kind(ErrorKind::DTypeMismatch, "get_rows",
+              [&] { (void)get_rows(w, Tensor::from_vector(std::vector<float>{0.f}, {1})); });
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
-// Launchers of the quantized kernels on WebGPU: y = x W^T (OpKind::QMatMul; shaders
-// q*_matvec over q_matvec_common), dequantize (OpKind::QDequantize; q*_dequant) and the
-// embedding lookup (OpKind::QGetRows; q*_get_rows), the last two sharing q*_items. Weights stay packed in their device buffers; the block constants are
-// injected from src/quant/blocks.hpp (QCONST define), never retyped.
+// Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
+// Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; q_matvec[_sg] over the format's q*_dot for small
+// M, q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
+// q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
+// their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
+// define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "quant/blocks.hpp"
@@ -14,6 +17,9 @@ namespace {
 // Weight rows per matvec workgroup: x is loaded once per work item and reused for these
 // rows. 4 is a first guess (not tuned on a real GPU yet).
 constexpr uint32_t kRowsPerGroup = 4;
+// Above this many x rows the tiled kernel (W decoded once per 16*T rows of x) replaces the
+// matvec one (W streamed once per x row).
+constexpr int64_t kMatvecMaxM = 4;
 
 // Mirrors `struct Params` of shaders/q_matvec_common.wgsl.
 struct QParams {
@@ -21,33 +27,33 @@ struct QParams {
 };
 static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout");
 
-// Formats with WebGPU kernels. items_per_block mirrors ITEMS_PER_BLOCK of the shaders.
+// Shader parts of each format: the matvec work item (q*_dot) and the 8-element decoder
+// (q*_decode) shared by dequantize, get_rows and the tiled prefill matmul.
 struct QKernels {
-  const char* matvec;
-  const char* dequant;
-  const char* get_rows;
-  uint32_t items_per_block;
+  const char* dot;
+  const char* decode;
 };
-const QKernels* kernels_for(QType t) {
-  static constexpr QKernels q8_0{"q8_0_matvec", "q8_0_dequant", "q8_0_get_rows", 1};
-  static constexpr QKernels q4_k{"q4_k_matvec", "q4_k_dequant", "q4_k_get_rows", 4};
+QKernels kernels_for(QType t) {
   switch (t) {
-    case QType::Q8_0: return &q8_0;
-    case QType::Q4_K: return &q4_k;
-    default: return nullptr;
+    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode"};
+    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode"};
+    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode"};
+    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode"};
+    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode"};
+    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode"};
   }
+  return {nullptr, nullptr};
 }
-const char* shader_for(QType t) { return kernels_for(t) ? kernels_for(t)->matvec : nullptr; }
 
-// Mirrors `struct Params` of shaders/q_dequant_common.wgsl.
+// Mirrors `struct Params` of shaders/q_dequant.wgsl.
 struct QDeqParams {
-  uint32_t rows, cols, row_bytes, items_per_row;
+  uint32_t rows, cols, row_bytes, pad;
 };
 static_assert(sizeof(QDeqParams) == 16, "QDeqParams must match the WGSL Params layout");
 
-// Mirrors `struct Params` of shaders/q_get_rows_common.wgsl.
+// Mirrors `struct Params` of shaders/q_get_rows.wgsl.
 struct QGetRowsParams {
-  uint32_t n_ids, cols, row_bytes, items_per_row, rows, nan_bits, pad1, pad2;
+  uint32_t n_ids, cols, row_bytes, rows, nan_bits, pad0, pad1, pad2;
 };
 static_assert(sizeof(QGetRowsParams) == 32, "QGetRowsParams must match the WGSL Params layout");
 
@@ -59,7 +65,6 @@ Support check_qdequantize(const Context& ctx, const OpCall& c) {
     return Support::no("ids must be a 1-D i32 tensor on the device");
   if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
   const QType t = static_cast<QType>(c.attrs.qtype);
-  if (!kernels_for(t)) return Support::no(std::string("no WebGPU kernel for ") + qtype_name(t) + " yet (q8_0, q4_k)");
   const Tensor& w = c.inputs[0];
   if (w.dtype() != DType::U8 || w.dim() != 2 || !w.is_contiguous() || w.offset() != 0)
     return Support::no("packed weight must be a whole contiguous u8 [rows, row_bytes] buffer");
@@ -76,7 +81,6 @@ Support check_qdequantize(const Context& ctx, const OpCall& c) {
 
 void launch_qdequantize(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
-  const QKernels& k = *kernels_for(t);
   const QTypeInfo& info = qtype_info(t);
   const Tensor& w = c.inputs[0];
   const Tensor& y = c.outputs[0];
@@ -84,11 +88,10 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   p.rows = static_cast<uint32_t>(w.size(0));
   p.row_bytes = static_cast<uint32_t>(w.size(1));
   p.cols = p.row_bytes / info.block_bytes * info.block_elems;
-  p.items_per_row = p.row_bytes / info.block_bytes * k.items_per_block;
-  const uint64_t threads = uint64_t{p.rows} * p.items_per_row;
+  const uint64_t threads = uint64_t{p.rows} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({k.dequant, {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
@@ -102,7 +105,6 @@ Support check_qmatmul(const Context& ctx, const OpCall& c) {
   if (c.inputs.size() != 2) return Support::no("qmatmul expects 2 inputs and 1 output");
   if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
   const QType t = static_cast<QType>(c.attrs.qtype);
-  if (!shader_for(t)) return Support::no(std::string("no WebGPU kernel for ") + qtype_name(t) + " yet (q8_0, q4_k)");
   const Tensor &x = c.inputs[0], &w = c.inputs[1];
   if (x.dtype() != DType::F32 || x.dim() != 2) return Support::no("x must be f32 [M, K]");
   if (w.dtype() != DType::U8 || w.dim() != 1 || !w.is_contiguous() || w.offset() != 0)
@@ -118,10 +120,30 @@ Support check_qmatmul(const Context& ctx, const OpCall& c) {
   const uint64_t wbytes = static_cast<uint64_t>(w.numel()), xbytes = static_cast<uint64_t>(x.numel()) * 4;
   if (wbytes > limit || xbytes > limit || static_cast<uint64_t>(M) * static_cast<uint64_t>(std::max<int64_t>(N, 1)) * 4 > limit)
     return Support::no("an operand exceeds maxStorageBufferBindingSize");
+  // The tiled prefill kernel uses a 2-D grid of 16*T square tiles (T >= 4).
+  const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+  if (M > kMatvecMaxM && ((static_cast<uint64_t>(N) + 63) / 64 > max_groups || (static_cast<uint64_t>(M) + 63) / 64 > max_groups))
+    return Support::no("too many tiles for one dispatch; split x or the weight");
   // Byte offsets are u32 in the shader.
   if (wbytes >= (uint64_t{1} << 32) || static_cast<uint64_t>(x.numel()) >= (uint64_t{1} << 32))
     return Support::no("operands above 4 GiB / 2^32 elements");
   return Support::yes();
+}
+
+// Tile side factor of q_matmul_tiled (tile = 16*T square, T x T outputs per invocation):
+// 8 when the device has room for the two 32 x 129 f32 tiles (33 KB), else 4 (16.6 KB).
+uint32_t tiled_t(const Context& ctx) {
+  const uint32_t need8 = 2 * 32 * (16 * 8 + 1) * 4;
+  return ctx.limits().max_compute_workgroup_storage_size >= need8 ? 8 : 4;
+}
+
+// WGT_QMATVEC_SUBGROUPS=off forces the workgroup-reduction matvec on a device with subgroups
+// (to compare the two, and so that tests cover the fallback on lavapipe, which has them).
+bool use_subgroups(const Context& ctx) {
+  const char* v = std::getenv("WGT_QMATVEC_SUBGROUPS");
+  if (!v || !*v || std::string(v) == "on") return ctx.features().subgroups;
+  if (std::string(v) == "off") return false;
+  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_SUBGROUPS='") + v + "'; use on or off");
 }
 
 void launch_qmatmul(Context& ctx, OpCall& c) {
@@ -135,12 +157,23 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.n = static_cast<uint32_t>(y.size(1));
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
   if (uint64_t{p.m} * p.n == 0) return;
+  const std::string qconst = quant::wgsl_block_constants(t);
   Dispatch d;
-  d.pipeline = ctx.pipeline(
-      {shader_for(t), {{"QCONST", quant::wgsl_block_constants(t)}, {"ROWS", std::to_string(kRowsPerGroup)}}});
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
+  if (p.m > kMatvecMaxM) {
+    const uint32_t tt = tiled_t(ctx);
+    d.pipeline = ctx.pipeline({"q_matmul_tiled", {{"QCONST", qconst}, {"DECODE", kernels_for(t).decode}, {"T", std::to_string(tt)}}});
+    d.groups_x = (p.n + 16 * tt - 1) / (16 * tt);
+    d.groups_y = (p.m + 16 * tt - 1) / (16 * tt);
+    ctx.dispatch(d);
+    return;
+  }
+  // Subgroup reduction where the device has the feature; the workgroup tree elsewhere.
+  const char* shader = use_subgroups(ctx) ? "q_matvec_sg" : "q_matvec";
+  d.pipeline = ctx.pipeline(
+      {shader, {{"QCONST", qconst}, {"DOT", kernels_for(t).dot}, {"ROWS", std::to_string(kRowsPerGroup)}}});
   // one workgroup per (x row, group of kRowsPerGroup weight rows)
   auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + kRowsPerGroup - 1) / kRowsPerGroup));
   d.groups_x = gx;
@@ -152,7 +185,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
 
 void launch_qget_rows(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
-  const QKernels& k = *kernels_for(t);
   const QTypeInfo& info = qtype_info(t);
   const Tensor& w = c.inputs[0];
   const Tensor ids = ctx.compact(c.inputs[1]);
@@ -162,12 +194,11 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   p.rows = static_cast<uint32_t>(w.size(0));
   p.row_bytes = static_cast<uint32_t>(w.size(1));
   p.cols = p.row_bytes / info.block_bytes * info.block_elems;
-  p.items_per_row = p.row_bytes / info.block_bytes * k.items_per_block;
   p.nan_bits = 0x7fc00000u;
-  const uint64_t threads = uint64_t{p.n_ids} * p.items_per_row;
+  const uint64_t threads = uint64_t{p.n_ids} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({k.get_rows, {{"QCONST", quant::wgsl_block_constants(t)}}});
+  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;

@@ -1,14 +1,33 @@
 // Byte-level access to packed GGUF blocks held in `w: array<u32>` (declared by the including
-// shader), plus the block constants of the format (QK, Q_BLOCK_BYTES, Q_OFF_*), generated
-// from src/quant/blocks.hpp and injected through the QCONST define.
+// shader), plus the block constants of the format (QK, Q_BLOCK_BYTES, Q_OFF_*, Q_SUB, Q_ZERO),
+// generated from src/quant/blocks.hpp and injected through the QCONST define.
 {{QCONST}}
 
 fn byte_at(off: u32) -> u32 {
   return (w[off >> 2u] >> ((off & 3u) * 8u)) & 0xFFu;
 }
+// Signed byte (Q6_K scales).
+fn i8_at(off: u32) -> f32 {
+  return f32((bitcast<i32>(byte_at(off)) << 24u) >> 24u);
+}
 // fp16 at an even byte offset (never straddles a word).
 fn half_at(off: u32) -> f32 {
   return unpack2x16float((w[off >> 2u] >> ((off & 2u) * 8u)) & 0xFFFFu).x;
+}
+// Four bytes at an even byte offset. Blocks of 18, 34 and 210 bytes leave every other block
+// 2 bytes into a word; the realigning read touches only words that hold requested bytes.
+fn u32_at(off: u32) -> u32 {
+  let i = off >> 2u;
+  if ((off & 2u) == 0u) { return w[i]; }
+  return (w[i] >> 16u) | (w[i + 1u] << 16u);
+}
+// Sixteen bytes at an even byte offset: 4 word loads when aligned, 5 otherwise.
+fn words4(off: u32) -> vec4<u32> {
+  let i = off >> 2u;
+  if ((off & 2u) == 0u) { return vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u]); }
+  let a = vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);
+  let b = vec4<u32>(w[i + 1u], w[i + 2u], w[i + 3u], w[i + 4u]);
+  return (a >> vec4<u32>(16u)) | (b << vec4<u32>(16u));
 }
 // Q4_K/Q5_K: 6-bit scale and min of sub-block j, scales at byte offset s
 // (layout: unpack_scale_min_k in src/quant/blocks.hpp).
@@ -40,4 +59,12 @@ fn q8_words(off: u32) -> array<u32, 8> {
 fn i8x4(v: u32) -> vec4<f32> {
   let s = bitcast<i32>(v);
   return vec4<f32>(f32((s << 24u) >> 24u), f32((s << 16u) >> 24u), f32((s << 8u) >> 24u), f32(s >> 24u));
+}
+// The four bytes of v, each shifted right by `sh` and masked, as floats (nibbles, 2-bit
+// high parts, single bits).
+fn bytes_bits(v: u32, sh: u32, mask: u32) -> vec4<f32> {
+  return vec4<f32>((vec4<u32>(v, v >> 8u, v >> 16u, v >> 24u) >> vec4<u32>(sh)) & vec4<u32>(mask));
+}
+fn pack8(a: vec4<f32>, b: vec4<f32>) -> array<f32, 8> {
+  return array<f32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }

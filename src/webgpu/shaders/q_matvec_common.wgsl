@@ -1,9 +1,10 @@
-// Shared part of the quantized matvec/matmul shaders (y = x W^T, W packed GGUF blocks read
-// as array<u32>): bindings, params, and one workgroup per (x row m, group of ROWS weight
-// rows). Each thread walks the row group's work items; x values are loaded once per item
-// and reused for all ROWS weight rows (x traffic, not weight traffic, dominates otherwise).
-// The including shader defines ITEMS_PER_BLOCK and
-// fn item_dot(row_base0, x_base, item, nrows) accumulating into `acc` for rows 0..nrows-1.
+// Shared part of the quantized matvec shaders (y = x W^T for small M, W packed GGUF blocks
+// read as array<u32>): bindings, params, and the accumulation of one workgroup = (x row m,
+// group of ROWS weight rows). Thread lid streams work items lid, lid + WG, ... of the rows,
+// so neighbouring threads read neighbouring blocks; x values are loaded once per item and
+// reused for all ROWS weight rows. The entry shader (q_matvec / q_matvec_sg) reduces `acc`.
+// Defines: QCONST, ROWS, DOT (the format's q*_dot shader: ITEMS_PER_BLOCK and
+// fn item_dot(row_base0, x_base, item, nrows) accumulating into acc[0..nrows-1]).
 // Bindings: x, w, y, params.
 struct Params {
   m: u32,
@@ -23,28 +24,25 @@ const ROWS: u32 = {{ROWS}}u;
 var<workgroup> red: array<f32, 64 * {{ROWS}}>;
 var<private> acc: array<f32, {{ROWS}}>;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+fn x4(i: u32) -> vec4<f32> {
+  return vec4<f32>(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
+}
+
+#include "{{DOT}}"
+
+// (m, first weight row, rows in this group); m == params.m for a workgroup past the end.
+fn row_group(wid: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
   let groups_per_m = (params.n + ROWS - 1u) / ROWS;
   let g = wid.x + wid.y * nwg.x;
-  if (g >= params.m * groups_per_m) { return; }  // uniform per workgroup
+  if (g >= params.m * groups_per_m) { return vec3<u32>(params.m, 0u, 0u); }
   let n0 = (g % groups_per_m) * ROWS;
-  let m = g / groups_per_m;
-  let nrows = min(ROWS, params.n - n0);
-  let x_base = m * params.k;
+  return vec3<u32>(g / groups_per_m, n0, min(ROWS, params.n - n0));
+}
+
+fn accumulate(m: u32, n0: u32, nrows: u32, lid: u32) {
   let items = (params.k / QK) * ITEMS_PER_BLOCK;
   for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var i = lid; i < items; i = i + WG) {
-    item_dot(n0 * params.row_bytes, x_base, i, nrows);
+    item_dot(n0 * params.row_bytes, m * params.k, i, nrows);
   }
-  for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) {
-      for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + s]; }
-    }
-    workgroupBarrier();
-  }
-  if (lid < nrows) { y[m * params.n + n0 + lid] = red[lid * WG]; }
 }

@@ -1,7 +1,5 @@
-// Q8_0 matvec/matmul: one work item = one 32-element block (y = d * q, q int8), for each of
+// Q8_0 matvec work item: one work item = one 32-element block (y = d * q, q int8), for each of
 // the workgroup's weight rows.
-#include "q_matvec_common"
-
 const ITEMS_PER_BLOCK: u32 = 1u;
 
 fn item_dot(row_base0: u32, x_base: u32, b: u32, nrows: u32) {

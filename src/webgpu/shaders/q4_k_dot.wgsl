@@ -1,8 +1,6 @@
-// Q4_K matvec/matmul: one work item = 64 elements of a super-block (sub-blocks 2c and 2c+1
+// Q4_K matvec work item: one work item = 64 elements of a super-block (sub-blocks 2c and 2c+1
 // sharing the 32 bytes qs[32c..32c+31]); y = d*sc*q - dmin*mn per 32-element sub-block.
 // The x values and their sums are loaded once and reused for the workgroup's weight rows.
-#include "q_matvec_common"
-
 const ITEMS_PER_BLOCK: u32 = 4u;
 
 fn item_dot(row_base0: u32, x_base: u32, item: u32, nrows: u32) {
