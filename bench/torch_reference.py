@@ -47,6 +47,21 @@ def main():
     w = torch.randn(4096, device=dev)
     ms = timed(lambda: torch.nn.functional.rms_norm(x2, (4096,), w, 1e-6))
     print(f"torch rms_norm 256MiB rows4096: {ms:.3f} ms {2*n*4/ms/1e6:.0f} GB/s")
+    # Attention (issue 4 shapes): prefill seq 4096, 32 heads, d 128, causal, f16; decode 1 query
+    # over a KV length of 4096 with 8 KV heads (GQA), f16 cache.
+    F = torch.nn.functional
+    q = torch.randn(1, 32, 4096, 128, device=dev, dtype=torch.float16)
+    k = torch.randn(1, 32, 4096, 128, device=dev, dtype=torch.float16)
+    v = torch.randn(1, 32, 4096, 128, device=dev, dtype=torch.float16)
+    ms = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    flops = 4 * 32 * 4096 * 4096 * 128 / 2  # causal: half the score matrix
+    print(f"torch sdpa prefill f16 causal 32x4096x128: {ms:.3f} ms {flops/ms/1e9:.1f} TFLOP/s")
+    qd = torch.randn(1, 32, 1, 128, device=dev, dtype=torch.float16)
+    kd = torch.randn(1, 8, 4096, 128, device=dev, dtype=torch.float16)
+    vd = torch.randn(1, 8, 4096, 128, device=dev, dtype=torch.float16)
+    ms = timed(lambda: F.scaled_dot_product_attention(qd, kd, vd, enable_gqa=True), iters=200)
+    kv_bytes = 2 * 8 * 4096 * 128 * 2
+    print(f"torch sdpa decode f16 gqa 32/8 kv4096: {ms*1e3:.1f} us {kv_bytes/ms/1e6:.0f} GB/s of KV")
     return 0
 
 
