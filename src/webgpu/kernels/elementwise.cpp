@@ -9,6 +9,7 @@
 
 #include "webgpu/context.hpp"
 #include "webgpu/kernels/copy_fast.hpp"
+#include "webgpu/kernels/ew_helpers.hpp"
 
 namespace wgt::webgpu {
 namespace {
@@ -207,7 +208,7 @@ const char* unary_f32(UnaryOp op) {
     case UnaryOp::Cos: return "cos(x)";
     case UnaryOp::Tanh: return "tanh_f32(x)";
     case UnaryOp::Sigmoid: return "sigmoid_f32(x)";
-    case UnaryOp::Relu: return "select(x, 0.0, x < 0.0)";
+    case UnaryOp::Relu: return "relu_f32(x)";
     case UnaryOp::GeluErf: return "0.5 * x * (1.0 + erf_f32(x * 0.7071067811865476))";
     case UnaryOp::GeluTanh: return "0.5 * x * (1.0 + tanh_f32(0.7978845608028654 * (x + 0.044715 * x * x * x)))";
     case UnaryOp::Silu: return "x * sigmoid_f32(x)";
@@ -381,6 +382,10 @@ void launch_creation(Context& ctx, OpCall& c) {
 }
 
 }  // namespace
+
+void cast_on_device(Context& ctx, const Tensor& src, const Tensor& dst) {
+  launch_unary_like(ctx, src, dst, "x", ct_of({src.dtype()}));
+}
 
 void register_elementwise_kernels(KernelRegistry& r) {
   r.add(OpKind::Copy, check_copy, launch_copy);

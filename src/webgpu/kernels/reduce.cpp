@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/ew_helpers.hpp"
 
 namespace wgt::webgpu {
 namespace {
@@ -106,7 +107,6 @@ Support check_float_tensors(const Context& ctx, const OpCall& call, uint64_t out
   const DType dt = call.inputs[0].dtype();
   if (dt != DType::F32 && dt != DType::F16)
     return Support::no(std::string("dtype ") + dtype_name(dt) + " not supported (f32, f16)");
-  if (dt == DType::F16 && !ctx.features().shader_f16) return Support::no("f16 needs the shader-f16 feature");
   for (size_t i = 1; i < call.inputs.size(); ++i)
     if (call.inputs[i].dtype() != dt) return Support::no("weight/bias dtype differs from the input dtype");
   return Support::yes();
@@ -297,12 +297,36 @@ void launch_norm(Context& ctx, OpCall& call) {
 
 }  // namespace
 
+// f16 without the shader-f16 feature (the H200 with this Dawn build): the f32 kernel runs
+// between casts on the device (the cast kernel reads and writes packed f16), so the op stays on
+// the GPU at the cost of two extra passes over the f16 data.
+template <KernelLaunch Launch>
+void launch_f16_via_f32(Context& ctx, OpCall& call) {
+  bool has_f16 = false;
+  for (const Tensor& t : call.inputs) has_f16 |= t.defined() && t.dtype() == DType::F16;
+  if (!has_f16 || ctx.features().shader_f16) return Launch(ctx, call);
+  OpCall c32 = call;
+  for (Tensor& t : c32.inputs) {
+    if (!t.defined() || t.dtype() != DType::F16) continue;
+    Tensor f = Tensor::empty(t.shape(), DType::F32, t.device());
+    cast_on_device(ctx, t, f);
+    t = f;
+  }
+  for (Tensor& o : c32.outputs)
+    if (o.dtype() == DType::F16) o = Tensor::empty(o.shape(), DType::F32, o.device());
+  for (auto& spec : c32.out_specs)
+    if (spec.second == DType::F16) spec.second = DType::F32;
+  Launch(ctx, c32);
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    if (call.outputs[i].dtype() == DType::F16) cast_on_device(ctx, c32.outputs[i], call.outputs[i]);
+}
+
 void register_reduce_kernels(KernelRegistry& r) {
-  r.add(OpKind::Reduce, check_reduce, launch_reduce);
-  r.add(OpKind::Softmax, check_softmax, launch_softmax);
-  r.add(OpKind::LogSoftmax, check_softmax, launch_softmax);
-  r.add(OpKind::RMSNorm, check_norm, launch_norm);
-  r.add(OpKind::LayerNorm, check_norm, launch_norm);
+  r.add(OpKind::Reduce, check_reduce, launch_f16_via_f32<launch_reduce>);
+  r.add(OpKind::Softmax, check_softmax, launch_f16_via_f32<launch_softmax>);
+  r.add(OpKind::LogSoftmax, check_softmax, launch_f16_via_f32<launch_softmax>);
+  r.add(OpKind::RMSNorm, check_norm, launch_f16_via_f32<launch_norm>);
+  r.add(OpKind::LayerNorm, check_norm, launch_f16_via_f32<launch_norm>);
 }
 
 }  // namespace wgt::webgpu

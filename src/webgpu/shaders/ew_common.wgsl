@@ -72,6 +72,12 @@ fn erf_f32(x: f32) -> f32 {
 // tanh clamped: some drivers compute tanh via exp and return NaN for large |x|.
 fn tanh_f32(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
 fn sigmoid_f32(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+// relu on the bits: the NVIDIA compiler turns select(x, 0.0, x < 0.0) into max(x, 0.0), which
+// drops NaN (seen on the H200); negative non-NaN values (sign set, magnitude <= inf) become 0.
+fn relu_f32(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  return select(x, 0.0, (b & 0x80000000u) != 0u && (b & 0x7fffffffu) <= 0x7f800000u);
+}
 // NaN tests on the bits: drivers may fold `x != x` or use ordered compares (lavapipe does).
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
