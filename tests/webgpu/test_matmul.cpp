@@ -511,6 +511,15 @@ TEST(WebGpuMatmul, GemvVecOverrides) {
     ScopedEnv e("WGT_MATMUL_GEMV_VEC", "128x128");  // one row per workgroup
     EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 128x128 m2 ", 0), 0u);
   }
+  // Fewer invocations per row than a subgroup holds (lavapipe's are 4-16 wide, NVIDIA's 32):
+  // subgroups span several rows and must fall back to storing their own partial sums.
+  for (const char* narrow : {"64x2", "64x4", "128x8"}) {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", narrow);
+    for (int64_t M : {1, 4}) {
+      const std::string v = check_matmul(gpu, random_gpu({M, 200}, DType::F32, 1702), w, true);
+      EXPECT_EQ(v.rfind(std::string("gemv_vec ") + narrow, 0), 0u) << v;
+    }
+  }
   {
     ScopedEnv e("WGT_MATMUL_GEMV_VEC", "off");
     EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");

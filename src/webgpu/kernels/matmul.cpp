@@ -1,5 +1,6 @@
-// WebGPU launcher for OpKind::MatMul (matmul and matmul_t): picks the tiled or the small-M
-// kernel (shaders/matmul_tiled.wgsl, shaders/matmul_gemv.wgsl), folds the broadcast batch dims
+// WebGPU launcher for OpKind::MatMul (matmul and matmul_t): picks the tiled or a small-M
+// kernel (shaders/matmul_tiled.wgsl; shaders/matmul_gemv_vec.wgsl for x @ W^T with 16-byte
+// aligned rows of W, else shaders/matmul_gemv.wgsl), folds the broadcast batch dims
 // and describes every operand by element strides so transposed views run without a copy.
 //
 // Subgroup-matrix (tensor-core) path: not reachable with the Dawn build we ship
