@@ -3,9 +3,12 @@
 // two synchronizes (device throughput, not host encode) and prints ms and TFLOP/s.
 //
 //   bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] [--layout nn|nt|both]
-//                       [--shapes MxNxK,...] [--tiles T1,T2,...] [--gemv G1,G2,...] [--ms 400]
+//                       [--shapes MxNxK,...] [--tiles T1,T2,...] [--gemv G1,G2,...]
+//                       [--gemv-vec V1,V2,...] [--ms 400]
 // --sweep runs every variant of --tiles (WGT_MATMUL_TILE syntax BMxBNxBKxTMxTN, f16 also with
-// f16 accumulation) and --gemv (WGxKS) besides the launcher's own choice ("auto"), plus "auto"
+// f16 accumulation), --gemv (WGxKS, the scalar small-M kernel) and, for nt, --gemv-vec (WGxKS,
+// the 8-wide small-M kernel, with and without subgroup reductions, f16 also packed) besides
+// the launcher's own choice ("auto"), plus "auto"
 // with scalar global loads (WGT_MATMUL_VEC=off) and, for f16, the packed-u32 storage path
 // (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile.
 #include <chrono>
@@ -39,6 +42,7 @@ struct Options {
                                  "128x128x8x8x4",  "64x64x32x4x4",   "128x64x16x8x4",  "128x256x16x8x8",
                                  "128x128x32x8x8", "64x128x16x4x8"};
   std::vector<std::string> gemv{"256x64", "128x32", "512x64", "256x32", "256x8", "256x16", "128x8", "512x16"};
+  std::vector<std::string> gemv_vec{"256x32", "128x32", "512x32", "256x64", "256x16", "128x16", "64x32"};
   double target_ms = 400;
 };
 
@@ -52,7 +56,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_matmul: %s\nusage: bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] "
-               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--gemv WGxKS,...] [--ms N]\n",
+               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -84,6 +88,7 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--tiles") o.tiles = split(value());
     else if (a == "--gemv") o.gemv = split(value());
+    else if (a == "--gemv-vec") o.gemv_vec = split(value());
     else if (a == "--ms") o.target_ms = std::atof(value().c_str());
     else usage("unknown argument " + a);
   }
@@ -92,7 +97,7 @@ Options parse(int argc, char** argv) {
 
 // A variant = the environment the launcher reads (empty values = unset).
 struct Variant {
-  std::string label, tile, gemv, acc, vec = "", f16 = "";
+  std::string label, tile, gemv, acc, vec = "", f16 = "", gemv_vec = "", sg = "";
 };
 
 void apply(const Variant& v) {
@@ -105,6 +110,8 @@ void apply(const Variant& v) {
   set("WGT_MATMUL_ACC", v.acc);
   set("WGT_MATMUL_VEC", v.vec);
   set("WGT_MATMUL_F16", v.f16);
+  set("WGT_MATMUL_GEMV_VEC", v.gemv_vec);
+  set("WGT_MATMUL_SUBGROUPS", v.sg);
 }
 
 struct Problem {
@@ -183,8 +190,8 @@ int main(int argc, char** argv) {
   }
   std::printf("# backend %s; timing = wall time of N dispatches between two synchronize() calls\n",
               gpu->name().c_str());
-  std::printf("%-5s %-3s %-16s %-56s %10s %9s %6s %10s\n", "dtype", "lay", "MxNxK", "variant", "ms", "TFLOP/s", "iters",
-              "max_err");
+  std::printf("%-5s %-3s %-16s %-56s %10s %9s %8s %6s %10s\n", "dtype", "lay", "MxNxK", "variant", "ms", "TFLOP/s",
+              "GB/s", "iters", "max_err");
   int failures = 0;
   for (DType dt : opt.dtypes) {
     for (const Shape3& s : opt.shapes) {
@@ -202,7 +209,14 @@ int main(int argc, char** argv) {
         std::vector<Variant> variants{{"auto", "", "", ""}};
         if (opt.sweep) {
           if (s.m <= 4)
-            for (const std::string& g : opt.gemv) variants.push_back({"gemv=" + g, "", g, ""});
+            for (const std::string& g : opt.gemv) variants.push_back({"gemv=" + g, "", g, "", "", "", "off"});
+          if (s.m <= 4 && tb)
+            for (const std::string& g : opt.gemv_vec)
+              for (const char* sg : {"on", "off"}) {
+                variants.push_back({"gemv_vec=" + g + " sg=" + sg, "", "", "", "", "", g, sg});
+                if (dt == DType::F16)
+                  variants.push_back({"gemv_vec=" + g + " sg=" + sg + " packed", "", "", "", "", "packed", g, sg});
+              }
           variants.push_back({"auto scalar-loads", "", "", "", "off"});
           if (dt == DType::F16) variants.push_back({"auto packed", "", "", "", "", "packed"});
           for (const std::string& t : opt.tiles) {
@@ -214,6 +228,9 @@ int main(int argc, char** argv) {
           }
         }
         const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+        // Bytes each operand and the output occupy: the floor on traffic (decode-style shapes
+        // are bound by reading B once).
+        const double bytes = double(dtype_size(dt)) * double(s.m * s.k + s.k * s.n + s.m * s.n);
         for (const Variant& v : variants) {
           apply(v);
           char shape[64];
@@ -241,8 +258,8 @@ int main(int argc, char** argv) {
             for (int i = 0; i < iters; ++i) run_once(*gpu, p);
             gpu->synchronize();
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
-            std::printf("%-5s %-3s %-16s %-56s %10.4f %9.2f %6d %10.2e\n", dtype_name(dt), tb ? "nt" : "nn", shape,
-                        name.c_str(), ms, flops / (ms * 1e-3) / 1e12, iters, err);
+            std::printf("%-5s %-3s %-16s %-56s %10.4f %9.2f %8.1f %6d %10.2e\n", dtype_name(dt), tb ? "nt" : "nn", shape,
+                        name.c_str(), ms, flops / (ms * 1e-3) / 1e12, bytes / (ms * 1e-3) / 1e9, iters, err);
           } catch (const Error& e) {
             std::printf("%-5s %-3s %-16s %-56s skipped: %s\n", dtype_name(dt), tb ? "nt" : "nn", shape, name.c_str(),
                         e.what());

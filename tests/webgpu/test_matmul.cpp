@@ -434,7 +434,115 @@ TEST(WebGpuMatmul, SmallMGemvAutoChoice) {
   Tensor a = random_gpu({1, 256}, DType::F32, 1100);
   const std::string nn = check_matmul(gpu, a, random_gpu({256, 40}, DType::F32, 1101), false);
   EXPECT_TRUE(nn == "gemv 512x64 nfast" || nn == "gemv 256x8 nfast") << nn;
-  EXPECT_EQ(check_matmul(gpu, a, random_gpu({40, 256}, DType::F32, 1102), true), "gemv 256x64 kfast");
+  // K-contiguous B with 8-aligned rows takes the 8-wide kernel (256x32), else the scalar 256x64.
+  const std::string v = check_matmul(gpu, a, random_gpu({40, 256}, DType::F32, 1102), true);
+  EXPECT_EQ(v.rfind("gemv_vec 256x32 m1 ", 0), 0u) << v;
+  EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 1103), random_gpu({40, 65}, DType::F32, 1104), true),
+            "gemv 256x64 kfast");
+}
+
+bool f16_runs(DeviceBackend* gpu) {
+  Tensor a = random_gpu({2, 2}, DType::F16, 1), b = random_gpu({2, 2}, DType::F16, 2);
+  OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 2}, DType::F16, Device::webgpu())}, {}, 0.0};
+  return gpu->supports(probe).ok;
+}
+
+// The 8-wide small-M kernel (matmul_gemv_vec.wgsl) on x @ W^T: every M of 1..4; K around the
+// 8-element groups and the A staging chunk (2048, 1024 or 512 values for M = 1, 2, 3-4); K % 8
+// != 0 through a padded row stride (8-wide loads plus a single-element tail); B offsets that
+// keep or break the 16-byte alignment (the latter must fall back to the scalar gemv); A at odd
+// offsets; batches. `reduce` is " sg" or " tree" when the reduction kind is known.
+void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce) {
+  auto expect_vec = [&](const std::string& v) {
+    EXPECT_EQ(v.rfind("gemv_vec 256x32 ", 0), 0u) << v;
+    if (reduce) EXPECT_TRUE(has(v, reduce)) << v;
+  };
+  for (int64_t M : {1, 2, 3, 4})
+    for (int64_t N : {1, 9, 130})
+      for (int64_t K : {8, 24, 520, 2056}) {
+        Tensor a = random_gpu({M, K}, dt, seed++);
+        expect_vec(check_matmul(gpu, a, random_gpu({N, K}, dt, seed++), true));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+  for (int64_t M : {1, 3, 4})
+    for (int64_t K : {3, 13, 301, 2049}) {
+      const int64_t Kp = (K + 7) / 8 * 8 + 8;  // padded row stride, a multiple of 8
+      Tensor a = random_gpu({M, Kp}, dt, seed++).slice(1, 1, 1 + K);  // odd offset, row stride Kp
+      Tensor w = random_gpu({21, Kp}, dt, seed++);
+      expect_vec(check_matmul(gpu, a, w.slice(1, 0, K), true));
+      expect_vec(check_matmul(gpu, a, w.slice(0, 2, 19).slice(1, 0, K), true));  // offset 2*Kp
+      // Offset 1 and a contiguous row stride K: not 16-byte aligned, the scalar gemv runs.
+      std::string v = check_matmul(gpu, a, w.slice(1, 1, 1 + K), true);
+      EXPECT_EQ(v.rfind("gemv 256x64 kfast", 0), 0u) << v;
+      v = check_matmul(gpu, a, random_gpu({17, K}, dt, seed++), true);
+      EXPECT_EQ(v.rfind("gemv 256x64 kfast", 0), 0u) << v;
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  // Batches (batch stride 20*64) and a broadcast W (batch stride 0).
+  expect_vec(check_matmul(gpu, random_gpu({3, 2, 64}, dt, seed), random_gpu({3, 20, 64}, dt, seed + 1), true));
+  expect_vec(check_matmul(gpu, random_gpu({3, 4, 72}, dt, seed + 2), random_gpu({20, 72}, dt, seed + 3), true, 4));
+}
+
+TEST(WebGpuMatmul, GemvVecF32) {
+  REQUIRE_GPU(gpu);
+  gemv_vec_cases(gpu, DType::F32, 1200, nullptr);
+  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  gemv_vec_cases(gpu, DType::F32, 1300, " tree");
+}
+
+TEST(WebGpuMatmul, GemvVecF16) {
+  REQUIRE_GPU(gpu);
+  if (!f16_runs(gpu)) GTEST_SKIP() << "the backend refuses f16 before the kernel";
+  gemv_vec_cases(gpu, DType::F16, 1400, nullptr);  // native where the adapter has shader-f16
+  ScopedEnv packed("WGT_MATMUL_F16", "packed");
+  gemv_vec_cases(gpu, DType::F16, 1500, " f16p");
+  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  gemv_vec_cases(gpu, DType::F16, 1600, " tree f16p");
+}
+
+TEST(WebGpuMatmul, GemvVecOverrides) {
+  REQUIRE_GPU(gpu);
+  Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);
+  {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "64x16");
+    EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 64x16 m2 ", 0), 0u);
+  }
+  {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "128x128");  // one row per workgroup
+    EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 128x128 m2 ", 0), 0u);
+  }
+  // Fewer invocations per row than a subgroup holds (lavapipe's are 4-16 wide, NVIDIA's 32):
+  // subgroups span several rows and must fall back to storing their own partial sums.
+  for (const char* narrow : {"64x2", "64x4", "128x8"}) {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", narrow);
+    for (int64_t M : {1, 4}) {
+      const std::string v = check_matmul(gpu, random_gpu({M, 200}, DType::F32, 1702), w, true);
+      EXPECT_EQ(v.rfind(std::string("gemv_vec ") + narrow, 0), 0u) << v;
+    }
+  }
+  {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "off");
+    EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
+  }
+  {
+    ScopedEnv e("WGT_MATMUL_VEC", "off");
+    EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
+  }
+  for (const char* bad : {"64x3", "48x32", "x"}) {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", bad);
+    OpCall call{OpKind::MatMul, "matmul_t", {a, w}, {Tensor::empty({2, 50}, DType::F32, Device::webgpu())}, {}, 0.0};
+    call.attrs.transpose_b = true;
+    try {
+      gpu->execute(call);
+      ADD_FAILURE() << "WGT_MATMUL_GEMV_VEC='" << bad << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+    }
+  }
+  ScopedEnv e("WGT_MATMUL_SUBGROUPS", "maybe");
+  OpCall call{OpKind::MatMul, "matmul_t", {a, w}, {Tensor::empty({2, 50}, DType::F32, Device::webgpu())}, {}, 0.0};
+  call.attrs.transpose_b = true;
+  EXPECT_THROW(gpu->execute(call), Error);
 }
 
 TEST(WebGpuMatmul, RejectsWhatItCannotRun) {

@@ -1,5 +1,6 @@
-// WebGPU launcher for OpKind::MatMul (matmul and matmul_t): picks the tiled or the small-M
-// kernel (shaders/matmul_tiled.wgsl, shaders/matmul_gemv.wgsl), folds the broadcast batch dims
+// WebGPU launcher for OpKind::MatMul (matmul and matmul_t): picks the tiled or a small-M
+// kernel (shaders/matmul_tiled.wgsl; shaders/matmul_gemv_vec.wgsl for x @ W^T with 16-byte
+// aligned rows of W, else shaders/matmul_gemv.wgsl), folds the broadcast batch dims
 // and describes every operand by element strides so transposed views run without a copy.
 //
 // Subgroup-matrix (tensor-core) path: not reachable with the Dawn build we ship
@@ -39,6 +40,8 @@ struct GemvConfig {
 };
 
 constexpr uint32_t kGemvMaxM = 4;  // MMAX in matmul_gemv.wgsl
+// A values staged per chunk by matmul_gemv_vec.wgsl (MR rows x KC): 8 KB of workgroup memory.
+constexpr uint32_t kGemvVecStage = 2048;
 constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
 
 thread_local std::string g_last_variant;
@@ -160,6 +163,46 @@ GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
       512 * kGemvMaxM * 4 <= l.max_compute_workgroup_storage_size)
     return GemvConfig{512, 64};
   return GemvConfig{256, 8};
+}
+
+// Vector gemv (matmul_gemv_vec.wgsl) for K-contiguous B: WG invocations, KS per B row.
+// WGT_MATMUL_GEMV_VEC = WGxKS | off. KS = 32 matches one NVIDIA subgroup per row, so 32 lanes
+// x 16 bytes read 512 contiguous bytes; 256 invocations give 8 rows per workgroup. Not yet
+// tuned on the H200: bench_webgpu_matmul --sweep runs the alternatives.
+GemvConfig choose_gemv_vec(const Context& ctx, uint32_t mr, bool* enabled) {
+  *enabled = true;
+  GemvConfig c{256, 32};
+  if (const char* v = std::getenv("WGT_MATMUL_GEMV_VEC"); v && *v) {
+    if (std::string(v) == "off") {
+      *enabled = false;
+      return {};
+    }
+    uint32_t f[2];
+    if (!parse_uints(v, f, 2) || (f[1] & (f[1] - 1)) != 0 || f[0] % f[1] != 0)
+      throw_error(ErrorKind::InvalidArgument, "matmul",
+                  std::string("WGT_MATMUL_GEMV_VEC='") + v +
+                      "'; expected WGxKS with KS a power of two dividing WG (e.g. 256x32), or off");
+    c = {f[0], f[1]};
+  }
+  const Limits& l = ctx.limits();
+  const uint32_t smem = (kGemvVecStage + mr * c.wg) * 4;
+  if (c.wg > l.max_compute_invocations_per_workgroup || c.wg > l.max_compute_workgroup_size_x ||
+      smem > l.max_compute_workgroup_storage_size) {
+    if (std::getenv("WGT_MATMUL_GEMV_VEC"))
+      throw_error(ErrorKind::InvalidArgument, "matmul",
+                  "WGT_MATMUL_GEMV_VEC: " + std::to_string(c.wg) + " invocations with " + std::to_string(smem) +
+                      " bytes of workgroup memory exceed the device limits; use fewer invocations");
+    *enabled = false;  // the default does not fit this device: the scalar gemv runs instead
+  }
+  return c;
+}
+
+// WGT_MATMUL_SUBGROUPS=off forces the workgroup-tree reduction on a device with subgroups.
+bool matmul_subgroups(const Context& ctx) {
+  const char* v = std::getenv("WGT_MATMUL_SUBGROUPS");
+  if (!v || !*v || std::string(v) == "on") return ctx.features().subgroups;
+  if (std::string(v) == "off") return false;
+  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_SUBGROUPS='") + v + "'; use on or off");
 }
 
 // How f16 operands are stored in the shader: native `f16` (needs shader-f16) or packed two per
@@ -366,9 +409,58 @@ void launch_matmul(Context& ctx, OpCall& call) {
   bool gemv_on = false;
   GemvConfig gc{};
   if (M <= kGemvMaxM) gc = choose_gemv(ctx, b_kfast, &gemv_on);
+  // The vector gemv reads B 8 elements at a time: every row start must be 8-element aligned
+  // (offset, row stride, batch strides; 16 bytes for packed f16 and vec4<u32>), and the
+  // 8-element group holding B's last element must lie inside B's storage.
+  bool gemv_vec = false;
+  GemvConfig vc{};
+  if (gemv_on && b_kfast && vec_allowed()) {
+    bool ok = B.t.offset() % 8 == 0 && (B.cs % 8 == 0 || N == 1) && B.t.storage() != nullptr;
+    for (const BatchDim& d : dims) ok = ok && d.sb % 8 == 0;
+    const uint64_t elem_bytes = store == Store::F32 ? 4 : 2;
+    ok = ok && (max_index(B.t) / 8 + 1) * 8 * elem_bytes <= B.t.storage()->nbytes();
+    if (ok) vc = choose_gemv_vec(ctx, static_cast<uint32_t>(M), &gemv_vec);
+  }
   ShaderVariant v;
   uint32_t row_tile = 0, col_tile = 0;
-  if (gemv_on) {
+  if (gemv_vec) {
+    const uint32_t mr = static_cast<uint32_t>(M);
+    const uint32_t kc = kGemvVecStage / (mr == 1 ? 1 : mr == 2 ? 2 : 4);  // a multiple of 8
+    const bool sg = matmul_subgroups(ctx);
+    v.shader = "matmul_gemv_vec";
+    v.defines = {{"ENABLE", std::string(enable) + (sg ? " enable subgroups;" : "")},
+                 {"WG", std::to_string(vc.wg)}, {"KS", std::to_string(vc.ks)},
+                 {"MR", std::to_string(mr)}, {"KC", std::to_string(kc)}, {"SG", sg ? "true" : "false"},
+                 {"SG_ARGS", sg ? ", @builtin(subgroup_invocation_id) sid: u32" : ""},
+                 // A subgroup whose invocations all share row r stores its sum in its leader's
+                 // slot and 0 elsewhere; any other subgroup stores its invocations' partials.
+                 {"SG_FN", sg ? "fn sg_part(v: f32, r: u32, sid: u32) -> f32 { let t = subgroupAdd(v); "
+                                "let one = subgroupAll(r == subgroupBroadcastFirst(r)); "
+                                "return select(v, select(0.0, t, sid == 0u), one); }"
+                              : ""},
+                 {"PART", sg ? "sg_part(acc[m], r, sid)" : "acc[m]"}};
+    operand_io(v.defines, "a", store, false);
+    std::string b_elem, ldb;
+    if (store == Store::F16Packed) {
+      b_elem = "vec4<u32>";
+      ldb = "fn ldb8(i: u32) -> array<vec4<f32>, 2> { let w = b[i >> 3u]; return array<vec4<f32>, 2>("
+            "vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), "
+            "unpack2x16float(w.w))); }\n"
+            "fn ldb1(i: u32) -> f32 { return unpack2x16float(b[i >> 3u][(i >> 1u) & 3u])[i & 1u]; }";
+    } else {
+      b_elem = store == Store::F16 ? "vec4<f16>" : "vec4<f32>";
+      ldb = "fn ldb8(i: u32) -> array<vec4<f32>, 2> { return array<vec4<f32>, 2>(vec4<f32>(b[i >> 2u]), "
+            "vec4<f32>(b[(i >> 2u) + 1u])); }\n"
+            "fn ldb1(i: u32) -> f32 { return f32(b[i >> 2u][i & 3u]); }";
+    }
+    v.defines.push_back({"B_ELEM", b_elem});
+    v.defines.push_back({"LDB", ldb});
+    output_io(v.defines, store, store == Store::F16Packed ? OutMode::Atomic : OutMode::Scalar);
+    row_tile = kGemvMaxM;
+    col_tile = vc.wg / vc.ks;
+    g_last_variant = "gemv_vec " + std::to_string(vc.wg) + "x" + std::to_string(vc.ks) + " m" + std::to_string(mr) +
+                     (sg ? " sg" : " tree") + store_tag;
+  } else if (gemv_on) {
     v.shader = "matmul_gemv";
     v.defines = {{"ENABLE", enable}, {"WG", std::to_string(gc.wg)}, {"KS", std::to_string(gc.ks)},
                  {"B_KFAST", b_kfast ? "true" : "false"}};
