@@ -48,6 +48,7 @@ class QuantWebGPU : public ::testing::Test {
     unsetenv("WGT_QMATVEC_SUBGROUPS");
     unsetenv("WGT_QMATVEC_KERNEL");
     unsetenv("WGT_QMATVEC_ROWS");
+    unsetenv("WGT_QMATVEC_UNROLL");
     Runtime::get().set_policy(saved_);
     synchronize();
   }
@@ -142,6 +143,16 @@ TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
   }
 }
 
+// Blocks per lane per loop trip of the streaming matvec: 1 (no unrolled part), 4 and 8 (with
+// 9 blocks most lanes take only the tail; with 40, both the unrolled loop and the tail).
+TEST_F(QuantWebGPU, StreamMatvecUnrollFactors) {
+  for (const char* u : {"1", "4", "8"}) {
+    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    for (QType t : kStream)
+      for (int64_t blocks : {1, 9, 40}) check_matmul(t, 2, 37, blocks * qtype_info(t).block_elems, u);
+  }
+}
+
 // The block-per-invocation matvec stays selectable (WGT_QMATVEC_KERNEL=items) for comparison.
 TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
   setenv("WGT_QMATVEC_KERNEL", "items", 1);
@@ -156,6 +167,11 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   for (const char* rows : {"0", "9", "2x"}) {
     setenv("WGT_QMATVEC_ROWS", rows, 1);
     expect_env_error("WGT_QMATVEC_ROWS");
+  }
+  unsetenv("WGT_QMATVEC_ROWS");
+  for (const char* u : {"0", "3", "16", "x"}) {
+    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    expect_env_error("WGT_QMATVEC_UNROLL");
   }
 }
 

@@ -164,6 +164,19 @@ bool use_stream(QType t) {
   return stream && kernels_for(t).lane != nullptr;
 }
 
+// Blocks per lane per trip of the streaming matvec's main loop (loads in flight per lane).
+// 2 is a first guess; WGT_QMATVEC_UNROLL=1, 2, 4 or 8 overrides it for tuning.
+constexpr uint32_t kStreamUnroll = 2;
+
+uint32_t stream_unroll() {
+  const char* v = std::getenv("WGT_QMATVEC_UNROLL");
+  if (!v || !*v) return kStreamUnroll;
+  const std::string s(v);
+  if (s != "1" && s != "2" && s != "4" && s != "8")
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL='" + s + "'; use 1, 2, 4 or 8");
+  return static_cast<uint32_t>(std::stoi(s));
+}
+
 uint32_t stream_rows(const Context& ctx) {
   const char* v = std::getenv("WGT_QMATVEC_ROWS");
   if (!v || !*v) return kStreamRows;
@@ -206,7 +219,10 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
     const uint32_t rows = stream_rows(ctx);
     d.pipeline = ctx.pipeline({sg ? "q_mv_stream_sg" : "q_mv_stream",
-                               {{"QCONST", qconst}, {"LANE", kernels_for(t).lane}, {"ROWS", std::to_string(rows)}}});
+                               {{"QCONST", qconst},
+                                {"LANE", kernels_for(t).lane},
+                                {"ROWS", std::to_string(rows)},
+                                {"UNROLL", std::to_string(stream_unroll())}}});
     auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + rows - 1) / rows));
     d.groups_x = gx;
     d.groups_y = gy;

@@ -6,7 +6,7 @@
 // per part instead of once per value. x is read as vec4 from global memory: K is unbounded
 // and a whole x row can exceed the 16 KiB of workgroup memory WebGPU guarantees; the ROWS
 // rows of a workgroup read the same x words, which the read-only cache serves.
-// Defines: QCONST, ROWS, LANE (the format's q*_lane shader: SLOTS and
+// Defines: QCONST, ROWS, UNROLL (blocks per lane per loop trip), LANE (the format's q*_lane shader: SLOTS and
 // fn lane_dot(row_off, x4_base, block, part) -> f32).
 // Bindings: x (as vec4; K is a multiple of 32), w, y, params.
 struct Params {
@@ -25,6 +25,7 @@ struct Params {
 const LANES: u32 = 32u;
 const ROWS: u32 = {{ROWS}}u;
 const WG: u32 = LANES * ROWS;
+const UNROLL: u32 = {{UNROLL}}u;
 var<workgroup> red: array<f32, WG>;
 
 #include "{{LANE}}"
@@ -38,21 +39,20 @@ fn row_group(wid: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
   return vec3<u32>(g / groups_per_m, n0, min(ROWS, params.n - n0));
 }
 
-// This lane's part of row n's dot product with x row m. Two blocks per trip, with separate
-// accumulators, so that each lane has two independent sets of loads in flight.
+// This lane's part of row n's dot product with x row m. UNROLL blocks per trip of the main
+// loop (a constant trip count the driver can unroll), so that each lane has UNROLL
+// independent sets of loads in flight; the tail takes the rest one block at a time.
 fn row_partial(m: u32, n: u32, lane: u32) -> f32 {
   let nb = params.k / QK;
   let row_off = n * params.row_bytes;
   let x4 = m * (params.k / 4u);
   let part = lane % SLOTS;
   let stride = LANES / SLOTS;
-  var a0 = 0.0;
-  var a1 = 0.0;
+  var acc = 0.0;
   var b = lane / SLOTS;
-  for (; b + stride < nb; b = b + 2u * stride) {
-    a0 = a0 + lane_dot(row_off, x4, b, part);
-    a1 = a1 + lane_dot(row_off, x4, b + stride, part);
+  for (; b + (UNROLL - 1u) * stride < nb; b = b + UNROLL * stride) {
+    for (var u = 0u; u < UNROLL; u = u + 1u) { acc = acc + lane_dot(row_off, x4, b + u * stride, part); }
   }
-  if (b < nb) { a0 = a0 + lane_dot(row_off, x4, b, part); }
-  return a0 + a1;
+  for (; b < nb; b = b + stride) { acc = acc + lane_dot(row_off, x4, b, part); }
+  return acc;
 }
