@@ -3,16 +3,22 @@
 //  * decode (M = 1): GB/s of packed weight bytes read per call against the H200's 4.17 TB/s;
 //  * prefill (M = 512): TFLOP/s of the tiled quantized kernel next to the dense f16
 //    matmul_t of the same shape.
+// Decode is timed twice: the default kernel (the streaming matvec where the format has one)
+// and WGT_QMATVEC_KERNEL=items (the block-per-invocation matvec), so old and new are
+// compared on the same build; an env value set by the caller is restored for the default run.
 // Every result is checked against the CPU kernels before its line is printed (prefill on a
 // sample of x rows, to keep the CPU side short).
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
+// Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8, WGT_QMATVEC_UNROLL=1/2/4/8,
+// WGT_QMATVEC_SUBGROUPS=off (see docs/quantization.md).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <string>
 
 #include "wgt/wgt.hpp"
 
@@ -99,8 +105,10 @@ int main(int argc, char** argv) {
 
   std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f)\n",
               static_cast<long long>(PM), dense_tflops);
-  std::printf("%-6s %6s %6s %10s %10s %9s %7s %12s %9s %9s\n", "format", "rows", "cols", "packed MB", "us/call", "GB/s",
-              "%peak", "prefill ms", "TFLOP/s", "vs f16");
+  std::printf("%-6s %6s %6s %10s %10s %9s %7s %10s %10s %12s %9s %9s\n", "format", "rows", "cols", "packed MB", "us/call",
+              "GB/s", "%peak", "items us", "items GB/s", "prefill ms", "TFLOP/s", "vs f16");
+  const char* env_kernel = std::getenv("WGT_QMATVEC_KERNEL");
+  const std::string user_kernel = env_kernel ? env_kernel : "";
   for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
     const QTensor q = quantize(w, t);
     const QTensor qg = q.to(gpu);
@@ -111,12 +119,18 @@ int main(int argc, char** argv) {
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
     const double s1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    // the old kernel, checked too, then the caller's choice again
+    setenv("WGT_QMATVEC_KERNEL", "items", 1);
+    if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
+      return 2;
+    const double s_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    if (env_kernel) setenv("WGT_QMATVEC_KERNEL", user_kernel.c_str(), 1); else unsetenv("WGT_QMATVEC_KERNEL");
     const double sp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
     const double gbs = static_cast<double>(q.nbytes()) / s1 / 1e9;
     const double tf = flop / sp / 1e12;
-    std::printf("%-6s %6lld %6lld %10.1f %10.1f %9.1f %6.2f%% %12.2f %9.2f %8.2fx\n", qtype_name(t),
+    std::printf("%-6s %6lld %6lld %10.1f %10.1f %9.1f %6.2f%% %10.1f %10.1f %12.2f %9.2f %8.2fx\n", qtype_name(t),
                 static_cast<long long>(N), static_cast<long long>(K), q.nbytes() / 1e6, s1 * 1e6, gbs,
-                100.0 * gbs / kPeakGBs, sp * 1e3, tf, dense_tflops > 0 ? tf / dense_tflops : 0.0);
+                100.0 * gbs / kPeakGBs, s_items * 1e6, static_cast<double>(q.nbytes()) / s_items / 1e9, sp * 1e3, tf, dense_tflops > 0 ? tf / dense_tflops : 0.0);
     std::fflush(stdout);  // results survive even if teardown at exit misbehaves
     unpin(qg.bytes());
   }

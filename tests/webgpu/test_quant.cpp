@@ -17,6 +17,8 @@ using namespace wgt;
 namespace {
 
 constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+// The formats with a streaming-matvec lane shader (q*_lane.wgsl).
+constexpr QType kStream[] = {QType::Q8_0, QType::Q4_0, QType::Q4_K, QType::Q6_K};
 
 // Byte offset of the fp16 super-scale `d` inside a block (for the corrupted-scale tests).
 size_t d_offset(QType t) {
@@ -44,6 +46,9 @@ class QuantWebGPU : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("WGT_QMATVEC_SUBGROUPS");
+    unsetenv("WGT_QMATVEC_KERNEL");
+    unsetenv("WGT_QMATVEC_ROWS");
+    unsetenv("WGT_QMATVEC_UNROLL");
     Runtime::get().set_policy(saved_);
     synchronize();
   }
@@ -104,6 +109,69 @@ TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
     EXPECT_NE(e.message().find("WGT_QMATVEC_SUBGROUPS"), std::string::npos) << e.message();
+  }
+}
+
+// Expects qmatmul_t (M = 1) to throw InvalidArgument naming the env variable `var`.
+void expect_env_error(const char* var) {
+  const QTensor w = quantize(Tensor::from_vector(std::vector<float>(4 * 64, 0.5f), {4, 64}), QType::Q4_0).to(Device::webgpu());
+  try {
+    (void)qmatmul_t(Tensor::from_vector(std::vector<float>(64, 1.f), {1, 64}).to(Device::webgpu()), w);
+    synchronize();
+    ADD_FAILURE() << var << ": no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(e.message().find(var), std::string::npos) << e.message();
+  }
+}
+
+// The streaming matvec (Q8_0, Q4_0, Q4_K, Q6_K: 32 lanes per weight row): K = one block
+// (most lanes of a row idle), 9 blocks (odd blocks 2 bytes into a word for the 18/34/210-byte
+// formats; a tail after the 2-block loop), 40 blocks (several trips); odd N for partial row
+// groups; M up to 4 (several x rows per dispatch); both reductions; 3, 4 and 8 rows per
+// workgroup.
+TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
+  for (const char* sg : {"on", "off"}) {
+    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    for (const char* rows : {"", "3", "8"}) {
+      setenv("WGT_QMATVEC_ROWS", rows, 1);
+      for (QType t : kStream)
+        for (int64_t blocks : {1, 9, 40})
+          for (int64_t M : {1, 4})
+            for (int64_t N : {1, 5, 37}) check_matmul(t, M, N, blocks * qtype_info(t).block_elems, sg);
+    }
+  }
+}
+
+// Blocks per lane per loop trip of the streaming matvec: 1 (no unrolled part), 4 and 8 (with
+// 9 blocks most lanes take only the tail; with 40, both the unrolled loop and the tail).
+TEST_F(QuantWebGPU, StreamMatvecUnrollFactors) {
+  for (const char* u : {"1", "4", "8"}) {
+    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    for (QType t : kStream)
+      for (int64_t blocks : {1, 9, 40}) check_matmul(t, 2, 37, blocks * qtype_info(t).block_elems, u);
+  }
+}
+
+// The block-per-invocation matvec stays selectable (WGT_QMATVEC_KERNEL=items) for comparison.
+TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
+  setenv("WGT_QMATVEC_KERNEL", "items", 1);
+  for (QType t : kStream)
+    for (int64_t N : {1, 7, 33}) check_matmul(t, 1, N, 9 * qtype_info(t).block_elems, "items");
+}
+
+TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
+  setenv("WGT_QMATVEC_KERNEL", "fast", 1);
+  expect_env_error("WGT_QMATVEC_KERNEL");
+  unsetenv("WGT_QMATVEC_KERNEL");
+  for (const char* rows : {"0", "9", "2x"}) {
+    setenv("WGT_QMATVEC_ROWS", rows, 1);
+    expect_env_error("WGT_QMATVEC_ROWS");
+  }
+  unsetenv("WGT_QMATVEC_ROWS");
+  for (const char* u : {"0", "3", "16", "x"}) {
+    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    expect_env_error("WGT_QMATVEC_UNROLL");
   }
 }
 

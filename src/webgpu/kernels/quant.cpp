@@ -1,6 +1,6 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
-// Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; q_matvec[_sg] over the format's q*_dot for small
-// M, q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
+// Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
+// q*_lane, or q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
@@ -27,22 +27,24 @@ struct QParams {
 };
 static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout");
 
-// Shader parts of each format: the matvec work item (q*_dot) and the 8-element decoder
-// (q*_decode) shared by dequantize, get_rows and the tiled prefill matmul.
+// Shader parts of each format: the matvec work item (q*_dot), the 8-element decoder
+// (q*_decode) shared by dequantize, get_rows and the tiled prefill matmul, and the lane part
+// of the streaming matvec (q*_lane; nullptr where the format has none yet).
 struct QKernels {
   const char* dot;
   const char* decode;
+  const char* lane;
 };
 QKernels kernels_for(QType t) {
   switch (t) {
-    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode"};
-    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode"};
-    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode"};
-    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode"};
-    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode"};
-    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode"};
+    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane"};
+    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane"};
+    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", nullptr};
+    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane"};
+    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", nullptr};
+    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane"};
   }
-  return {nullptr, nullptr};
+  return {nullptr, nullptr, nullptr};
 }
 
 // Mirrors `struct Params` of shaders/q_dequant.wgsl.
@@ -146,6 +148,47 @@ bool use_subgroups(const Context& ctx) {
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_SUBGROUPS='") + v + "'; use on or off");
 }
 
+// Weight rows per workgroup of the streaming matvec (32 invocations each). 4 is a first
+// guess; WGT_QMATVEC_ROWS=1..8 overrides it so that it can be tuned on a real GPU.
+constexpr uint32_t kStreamRows = 4;
+constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
+
+// WGT_QMATVEC_KERNEL picks the M <= 4 kernel: `stream` (default; one 32-lane group per weight
+// row, for the formats that have a q*_lane shader) or `items` (q_matvec[_sg], one block per
+// invocation), so that the two can be compared on the same build.
+bool use_stream(QType t) {
+  const char* v = std::getenv("WGT_QMATVEC_KERNEL");
+  const bool stream = !v || !*v || std::string(v) == "stream";
+  if (!stream && std::string(v) != "items")
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_KERNEL='") + v + "'; use stream or items");
+  return stream && kernels_for(t).lane != nullptr;
+}
+
+// Blocks per lane per trip of the streaming matvec's main loop (loads in flight per lane).
+// 2 is a first guess; WGT_QMATVEC_UNROLL=1, 2, 4 or 8 overrides it for tuning.
+constexpr uint32_t kStreamUnroll = 2;
+
+uint32_t stream_unroll() {
+  const char* v = std::getenv("WGT_QMATVEC_UNROLL");
+  if (!v || !*v) return kStreamUnroll;
+  const std::string s(v);
+  if (s != "1" && s != "2" && s != "4" && s != "8")
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL='" + s + "'; use 1, 2, 4 or 8");
+  return static_cast<uint32_t>(std::stoi(s));
+}
+
+uint32_t stream_rows(const Context& ctx) {
+  const char* v = std::getenv("WGT_QMATVEC_ROWS");
+  if (!v || !*v) return kStreamRows;
+  const int r = std::atoi(v);
+  if (r < 1 || r > 8 || std::to_string(r) != v)
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_ROWS='") + v + "'; use 1 to 8");
+  if (static_cast<uint32_t>(r) * kStreamLanes > ctx.limits().max_compute_invocations_per_workgroup)
+    throw_error(ErrorKind::Unsupported, "qmatmul_t",
+                "WGT_QMATVEC_ROWS=" + std::string(v) + " exceeds the device's invocations per workgroup; use fewer");
+  return static_cast<uint32_t>(r);
+}
+
 void launch_qmatmul(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
   const Tensor x = ctx.compact(c.inputs[0]);
@@ -167,6 +210,22 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     d.pipeline = ctx.pipeline({"q_matmul_tiled", {{"QCONST", qconst}, {"DECODE", kernels_for(t).decode}, {"T", std::to_string(tt)}}});
     d.groups_x = (p.n + 16 * tt - 1) / (16 * tt);
     d.groups_y = (p.m + 16 * tt - 1) / (16 * tt);
+    ctx.dispatch(d);
+    return;
+  }
+  if (use_stream(t)) {
+    // The subgroup variant needs every subgroup inside one 32-lane row group.
+    const uint32_t sg_max = ctx.limits().subgroup_max_size;
+    const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
+    const uint32_t rows = stream_rows(ctx);
+    d.pipeline = ctx.pipeline({sg ? "q_mv_stream_sg" : "q_mv_stream",
+                               {{"QCONST", qconst},
+                                {"LANE", kernels_for(t).lane},
+                                {"ROWS", std::to_string(rows)},
+                                {"UNROLL", std::to_string(stream_unroll())}}});
+    auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + rows - 1) / rows));
+    d.groups_x = gx;
+    d.groups_y = gy;
     ctx.dispatch(d);
     return;
   }
