@@ -25,20 +25,7 @@ const KC: u32 = {{KC}}u;
 const KC4: u32 = KC / 4u;
 const SG: bool = {{SG}};
 
-// Mirrors MatmulParams in kernels/matmul.cpp (element units).
-struct Params {
-  M: u32, N: u32, K: u32, batch_base: u32,
-  a_off: u32, a_ms: u32, a_ks: u32, o_off: u32,
-  b_off: u32, b_ks: u32, b_ns: u32, o_rs: u32,
-  o_bs: u32, bd1: u32, bd2: u32, pad0: u32,
-  a_bs0: u32, a_bs1: u32, a_bs2: u32, pad1: u32,
-  b_bs0: u32, b_bs1: u32, b_bs2: u32, pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<{{A_ELEM}}>;
-@group(0) @binding(1) var<storage, read> b: array<{{B_ELEM}}>;
-@group(0) @binding(2) var<storage, read_write> o: array<{{O_ELEM}}>;
-@group(0) @binding(3) var<uniform> p: Params;
+#include "matmul_io"
 
 fn lda1(i: u32) -> f32 { return f32({{LDA1}}); }
 // ldb8(i): B elements i..i+7 (i % 8 == 0) as two vec4<f32>; ldb1(i): element i.

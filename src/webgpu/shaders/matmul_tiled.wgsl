@@ -48,20 +48,7 @@ const LA4: u32 = select(1u, BM * BK / 4u / NT, A_VEC);
 const LB4: u32 = select(1u, BN * BK / 4u / NT, B_VEC);
 const BK4: u32 = BK / 4u;
 
-// Mirrors MatmulParams in kernels/matmul.cpp (element units).
-struct Params {
-  M: u32, N: u32, K: u32, batch_base: u32,
-  a_off: u32, a_ms: u32, a_ks: u32, o_off: u32,
-  b_off: u32, b_ks: u32, b_ns: u32, o_rs: u32,
-  o_bs: u32, bd1: u32, bd2: u32, pad0: u32,
-  a_bs0: u32, a_bs1: u32, a_bs2: u32, pad1: u32,
-  b_bs0: u32, b_bs1: u32, b_bs2: u32, pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<{{A_ELEM}}>;
-@group(0) @binding(1) var<storage, read> b: array<{{B_ELEM}}>;
-@group(0) @binding(2) var<storage, read_write> o: array<{{O_ELEM}}>;
-@group(0) @binding(3) var<uniform> p: Params;
+#include "matmul_io"
 
 var<workgroup> As: array<vec4<CT>, 2u * AS_BUF>;
 var<workgroup> Bs: array<vec4<CT>, 2u * BS_BUF>;
