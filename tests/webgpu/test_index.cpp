@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -17,14 +18,8 @@ namespace {
 const Device kGpu = Device::webgpu(0);
 const DType kDTypes[] = {DType::F32, DType::I32, DType::I64, DType::F16, DType::U8};
 
-class WebGpuIndex : public ::testing::Test {
+class WebGpuIndex : public wgt::testing::WebGpuTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
-  }
-  void TearDown() override { Runtime::get().set_policy(saved_); }
 
   void use(PolicyMode mode) {
     Policy p = saved_;
@@ -70,7 +65,6 @@ class WebGpuIndex : public ::testing::Test {
   PolicyMode mode_for(Device d) const { return d.is_cpu() ? PolicyMode::CpuOnly : PolicyMode::Auto; }
 
  private:
-  Policy saved_;
 };
 
 TEST_F(WebGpuIndex, ConcatEveryAxisDtypeAndStrides) {

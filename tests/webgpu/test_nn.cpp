@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -15,28 +16,9 @@ namespace {
 
 const Device kGpu = Device::webgpu(0);
 
-class WebGpuNn : public ::testing::Test {
+class WebGpuNn : public wgt::testing::WebGpuTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
-  }
-  void TearDown() override { Runtime::get().set_policy(saved_); }
 
-  void use_cpu_reference() {
-    Policy p = saved_;
-    p.mode = PolicyMode::CpuOnly;
-    p.cpu_mode = CpuMode::Reference;
-    Runtime::get().set_policy(p);
-  }
-  // No fallback: a kernel that cannot run raises Unsupported instead of silently using the CPU.
-  void use_gpu() {
-    Policy p = saved_;
-    p.mode = PolicyMode::Auto;
-    p.allow_fallback = false;
-    Runtime::get().set_policy(p);
-  }
   std::vector<double> values(const Tensor& t) {
     Policy keep = Runtime::get().policy();
     use_cpu_reference();
@@ -77,7 +59,6 @@ class WebGpuNn : public ::testing::Test {
   }
 
  private:
-  Policy saved_;
 };
 
 Tensor randn(const Shape& s, uint64_t seed, DType dt = DType::F32) { return rand_normal(s, seed, 0.0, 1.0, dt); }

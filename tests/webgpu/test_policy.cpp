@@ -3,18 +3,17 @@
 
 #include <random>
 
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
 
 namespace {
 
-class PolicyTest : public ::testing::Test {
+class PolicyTest : public wgt::testing::WebGpuTest {
  protected:
   void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
+    WebGpuTest::SetUp();
     Policy p = saved_;
     p.mode = PolicyMode::Auto;
     p.allow_fallback = true;
@@ -24,7 +23,7 @@ class PolicyTest : public ::testing::Test {
     Runtime::get().reset_stats();
   }
   void TearDown() override {
-    Runtime::get().set_policy(saved_);
+    WebGpuTest::TearDown();
     synchronize();
   }
   void set(const std::function<void(Policy&)>& f) {
@@ -37,7 +36,6 @@ class PolicyTest : public ::testing::Test {
     for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i % 1000);
     return v;
   }
-  Policy saved_;
 };
 
 TEST_F(PolicyTest, HostInputsBelowThresholdRunOnCpu) {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "quant/blocks.hpp"
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -33,12 +34,10 @@ size_t d_offset(QType t) {
   return 0;
 }
 
-class QuantWebGPU : public ::testing::Test {
+class QuantWebGPU : public wgt::testing::WebGpuTest {
  protected:
   void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
+    WebGpuTest::SetUp();
     Policy p = saved_;
     p.mode = PolicyMode::Auto;
     p.allow_fallback = true;
@@ -49,7 +48,7 @@ class QuantWebGPU : public ::testing::Test {
     unsetenv("WGT_QMATVEC_KERNEL");
     unsetenv("WGT_QMATVEC_ROWS");
     unsetenv("WGT_QMATVEC_UNROLL");
-    Runtime::get().set_policy(saved_);
+    WebGpuTest::TearDown();
     synchronize();
   }
   static std::vector<float> randn(int64_t n, uint32_t seed, float sd) {
@@ -83,7 +82,6 @@ class QuantWebGPU : public ::testing::Test {
       ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
           << qtype_name(t) << " " << variant << " M=" << M << " N=" << N << " K=" << K << " i=" << i;
   }
-  Policy saved_;
 };
 
 // M = 1 and 3 run the matvec kernel, M = 17 the tiled prefill kernel (M > 4); odd N

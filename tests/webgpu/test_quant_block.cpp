@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -16,15 +17,10 @@ const Device kGpu = Device::webgpu(0);
 
 Tensor randn(const Shape& s, uint64_t seed) { return rand_normal(s, seed); }
 
-class QuantBlock : public ::testing::Test {
+class QuantBlock : public wgt::testing::WebGpuTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
-  }
   void TearDown() override {
-    Runtime::get().set_policy(saved_);
+    WebGpuTest::TearDown();
     synchronize();
   }
   void use_mode(PolicyMode m) {
@@ -68,7 +64,6 @@ class QuantBlock : public ::testing::Test {
     q(w.w_down, w.quant.w_down, QType::Q4_1);
     return w;
   }
-  Policy saved_;
 };
 
 TEST_F(QuantBlock, DeviceMatchesCpuPrefillAndDecode) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -32,27 +33,9 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float
 
 // Fixture: the binary needs a real adapter; GPU runs use policy auto without fallback so a
 // kernel that cannot run raises Unsupported instead of silently running on the CPU.
-class WebGpuReduce : public ::testing::Test {
+class WebGpuReduce : public wgt::testing::WebGpuTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
-    saved_ = Runtime::get().policy();
-  }
-  void TearDown() override { Runtime::get().set_policy(saved_); }
 
-  void use_cpu_reference() {
-    Policy p = saved_;
-    p.mode = PolicyMode::CpuOnly;
-    p.cpu_mode = CpuMode::Reference;
-    Runtime::get().set_policy(p);
-  }
-  void use_gpu() {
-    Policy p = saved_;
-    p.mode = PolicyMode::Auto;
-    p.allow_fallback = false;
-    Runtime::get().set_policy(p);
-  }
 
   // Values of any real/integer tensor as doubles, via the CPU reference cast.
   std::vector<double> host_values(const Tensor& t) {
@@ -86,7 +69,6 @@ class WebGpuReduce : public ::testing::Test {
   }
 
  private:
-  Policy saved_;
 };
 
 MakeInputs dense(Shape shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {

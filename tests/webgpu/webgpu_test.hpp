@@ -1,0 +1,39 @@
+// Base fixture of the WebGPU test suites: the binary needs a real adapter (a missing one is a
+// failure, never a skip), and every test leaves the runtime policy as it found it.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "wgt/wgt.hpp"
+
+namespace wgt::testing {
+
+class WebGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(webgpu_available(&why)) << "WebGPU adapter required: " << why;
+    saved_ = Runtime::get().policy();
+  }
+  void TearDown() override { Runtime::get().set_policy(saved_); }
+
+  // CPU reference kernels only: the oracle.
+  void use_cpu_reference() {
+    Policy p = saved_;
+    p.mode = PolicyMode::CpuOnly;
+    p.cpu_mode = CpuMode::Reference;
+    Runtime::get().set_policy(p);
+  }
+  // No fallback: a kernel that cannot run raises Unsupported instead of silently using the CPU.
+  void use_gpu() {
+    Policy p = saved_;
+    p.mode = PolicyMode::Auto;
+    p.allow_fallback = false;
+    Runtime::get().set_policy(p);
+  }
+
+  Policy saved_;
+};
+
+}  // namespace wgt::testing
