@@ -452,9 +452,9 @@ bool f16_runs(DeviceBackend* gpu) {
 // != 0 through a padded row stride (8-wide loads plus a single-element tail); B offsets that
 // keep or break the 16-byte alignment (the latter must fall back to the scalar gemv); A at odd
 // offsets; batches. `reduce` is " sg" or " tree" when the reduction kind is known.
-void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce) {
+void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce, const char* config = "256x32") {
   auto expect_vec = [&](const std::string& v) {
-    EXPECT_EQ(v.rfind("gemv_vec 256x32 ", 0), 0u) << v;
+    EXPECT_EQ(v.rfind(std::string("gemv_vec ") + config + " ", 0), 0u) << v;
     if (reduce) EXPECT_TRUE(has(v, reduce)) << v;
   };
   for (int64_t M : {1, 2, 3, 4})
@@ -500,12 +500,34 @@ TEST(WebGpuMatmul, GemvVecF16) {
   gemv_vec_cases(gpu, DType::F16, 1600, " tree f16p");
 }
 
+// Rows per invocation (RB > 1) over the same cases, f32 and packed f16, both reductions.
+TEST(WebGpuMatmul, GemvVecRowBlocks) {
+  REQUIRE_GPU(gpu);
+  {
+    ScopedEnv rb("WGT_MATMUL_GEMV_VEC", "256x32x4");
+    gemv_vec_cases(gpu, DType::F32, 1800, nullptr, "256x32x4");
+  }
+  if (!f16_runs(gpu)) return;
+  ScopedEnv rb3("WGT_MATMUL_GEMV_VEC", "128x32x3");
+  ScopedEnv packed("WGT_MATMUL_F16", "packed");
+  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  gemv_vec_cases(gpu, DType::F16, 2000, " tree f16p", "128x32x3");
+}
+
 TEST(WebGpuMatmul, GemvVecOverrides) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);
   {
     ScopedEnv e("WGT_MATMUL_GEMV_VEC", "64x16");
     EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 64x16 m2 ", 0), 0u);
+  }
+  // Several rows per invocation (RB): N = 50 is not a multiple of the rows per workgroup.
+  for (const char* rb : {"128x32x2", "64x16x3"}) {
+    ScopedEnv e("WGT_MATMUL_GEMV_VEC", rb);
+    for (int64_t M : {1, 4}) {
+      const std::string v = check_matmul(gpu, random_gpu({M, 200}, DType::F32, 1703), w, true);
+      EXPECT_EQ(v.rfind(std::string("gemv_vec ") + rb + " m" + std::to_string(M), 0), 0u) << v;
+    }
   }
   {
     ScopedEnv e("WGT_MATMUL_GEMV_VEC", "128x128");  // one row per workgroup
@@ -528,7 +550,7 @@ TEST(WebGpuMatmul, GemvVecOverrides) {
     ScopedEnv e("WGT_MATMUL_VEC", "off");
     EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
   }
-  for (const char* bad : {"64x3", "48x32", "x"}) {
+  for (const char* bad : {"64x3", "48x32", "x", "128x32x9", "128x32x0", "128x32x2x2"}) {
     ScopedEnv e("WGT_MATMUL_GEMV_VEC", bad);
     OpCall call{OpKind::MatMul, "matmul_t", {a, w}, {Tensor::empty({2, 50}, DType::F32, Device::webgpu())}, {}, 0.0};
     call.attrs.transpose_b = true;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "webgpu/context.hpp"
@@ -36,7 +37,7 @@ struct TileConfig {
   uint32_t bm, bn, bk, tm, tn;
 };
 struct GemvConfig {
-  uint32_t wg, ks;
+  uint32_t wg, ks, rb = 1;  // rb: rows of B per invocation (gemv_vec only)
 };
 
 constexpr uint32_t kGemvMaxM = 4;  // MMAX in matmul_gemv.wgsl
@@ -165,27 +166,29 @@ GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
   return GemvConfig{256, 8};
 }
 
-// Vector gemv (matmul_gemv_vec.wgsl) for K-contiguous B: WG invocations, KS per B row.
-// WGT_MATMUL_GEMV_VEC = WGxKS | off. KS = 32 matches one NVIDIA subgroup per row, so 32 lanes
-// x 16 bytes read 512 contiguous bytes; 256 invocations give 8 rows per workgroup. Not yet
-// tuned on the H200: bench_webgpu_matmul --sweep runs the alternatives.
-GemvConfig choose_gemv_vec(const Context& ctx, uint32_t mr, bool* enabled) {
+// Vector gemv (matmul_gemv_vec.wgsl) for K-contiguous B: WG invocations, KS per B row, RB rows
+// per invocation. WGT_MATMUL_GEMV_VEC = WGxKS[xRB] | off. KS = 32 matches one NVIDIA subgroup
+// per row, so 32 lanes x 16 bytes read 512 contiguous bytes; RB > 1 reuses each read of A for
+// RB rows. bench_webgpu_matmul --sweep --gemv-vec runs the alternatives (BENCHMARKS.md).
+GemvConfig choose_gemv_vec(const Context& ctx, bool* enabled) {
   *enabled = true;
-  GemvConfig c{256, 32};
+  GemvConfig c{256, 32, 1};
   if (const char* v = std::getenv("WGT_MATMUL_GEMV_VEC"); v && *v) {
     if (std::string(v) == "off") {
       *enabled = false;
       return {};
     }
-    uint32_t f[2];
-    if (!parse_uints(v, f, 2) || (f[1] & (f[1] - 1)) != 0 || f[0] % f[1] != 0)
+    uint32_t f[3] = {0, 0, 1};
+    const bool three = std::count(v, v + std::strlen(v), 'x') == 2;
+    if (!parse_uints(v, f, three ? 3 : 2) || (f[1] & (f[1] - 1)) != 0 || f[0] % f[1] != 0 || f[2] > 8)
       throw_error(ErrorKind::InvalidArgument, "matmul",
                   std::string("WGT_MATMUL_GEMV_VEC='") + v +
-                      "'; expected WGxKS with KS a power of two dividing WG (e.g. 256x32), or off");
-    c = {f[0], f[1]};
+                      "'; expected WGxKS or WGxKSxRB with KS a power of two dividing WG and RB <= 8 "
+                      "(e.g. 256x32 or 128x32x2), or off");
+    c = {f[0], f[1], f[2]};
   }
   const Limits& l = ctx.limits();
-  const uint32_t smem = (kGemvVecStage + mr * c.wg) * 4;
+  const uint32_t smem = (kGemvVecStage + c.wg) * 4;
   if (c.wg > l.max_compute_invocations_per_workgroup || c.wg > l.max_compute_workgroup_size_x ||
       smem > l.max_compute_workgroup_storage_size) {
     if (std::getenv("WGT_MATMUL_GEMV_VEC"))
@@ -419,7 +422,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
     for (const BatchDim& d : dims) ok = ok && d.sb % 8 == 0;
     const uint64_t elem_bytes = store == Store::F32 ? 4 : 2;
     ok = ok && (max_index(B.t) / 8 + 1) * 8 * elem_bytes <= B.t.storage()->nbytes();
-    if (ok) vc = choose_gemv_vec(ctx, static_cast<uint32_t>(M), &gemv_vec);
+    if (ok) vc = choose_gemv_vec(ctx, &gemv_vec);
   }
   ShaderVariant v;
   uint32_t row_tile = 0, col_tile = 0;
@@ -429,7 +432,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
     const bool sg = matmul_subgroups(ctx);
     v.shader = "matmul_gemv_vec";
     v.defines = {{"ENABLE", std::string(enable) + (sg ? " enable subgroups;" : "")},
-                 {"WG", std::to_string(vc.wg)}, {"KS", std::to_string(vc.ks)},
+                 {"WG", std::to_string(vc.wg)}, {"KS", std::to_string(vc.ks)}, {"RB", std::to_string(vc.rb)},
                  {"MR", std::to_string(mr)}, {"KC", std::to_string(kc)}, {"SG", sg ? "true" : "false"},
                  {"SG_ARGS", sg ? ", @builtin(subgroup_invocation_id) sid: u32" : ""},
                  // A subgroup whose invocations all share row r stores its sum in its leader's
@@ -438,7 +441,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
                                 "let one = subgroupAll(r == subgroupBroadcastFirst(r)); "
                                 "return select(v, select(0.0, t, sid == 0u), one); }"
                               : ""},
-                 {"PART", sg ? "sg_part(acc[m], r, sid)" : "acc[m]"}};
+                 {"PART", sg ? "sg_part(v, r, sid)" : "v"}};
     operand_io(v.defines, "a", store, false);
     std::string b_elem, ldb;
     if (store == Store::F16Packed) {
@@ -457,8 +460,9 @@ void launch_matmul(Context& ctx, OpCall& call) {
     v.defines.push_back({"LDB", ldb});
     output_io(v.defines, store, store == Store::F16Packed ? OutMode::Atomic : OutMode::Scalar);
     row_tile = kGemvMaxM;
-    col_tile = vc.wg / vc.ks;
-    g_last_variant = "gemv_vec " + std::to_string(vc.wg) + "x" + std::to_string(vc.ks) + " m" + std::to_string(mr) +
+    col_tile = vc.wg / vc.ks * vc.rb;
+    g_last_variant = "gemv_vec " + std::to_string(vc.wg) + "x" + std::to_string(vc.ks) +
+                     (vc.rb > 1 ? "x" + std::to_string(vc.rb) : std::string()) + " m" + std::to_string(mr) +
                      (sg ? " sg" : " tree") + store_tag;
   } else if (gemv_on) {
     v.shader = "matmul_gemv";
