@@ -142,8 +142,21 @@ class TransformerBlock {
   void pin_weights() const;
 
  private:
+  // One matrix per group of projections that read the same input (q/k/v of the normed x,
+  // gate/up of the normed h): one matvec streams the group's weights instead of two or three,
+  // and the kernels read q, k, v and the gate/up halves from the fused output in place.
+  // w_'s members become views into these (no second copy). Set when every member of a group
+  // is dense with one dtype, or quantized with one format; undefined otherwise.
+  struct Fused {
+    Tensor dense;
+    QTensor q;
+    bool defined() const { return dense.defined() || q.defined(); }
+  };
+  void fuse_projections();
+
   BlockConfig cfg_;
   BlockWeights w_;
+  Fused qkv_, gate_up_;
 };
 
 // N blocks with one KV cache each; forward() runs them in order at the caches' position.

@@ -1,6 +1,7 @@
 // Feed-forward networks, the llama pre-norm TransformerBlock (dense or block-quantized
 // projections) and BlockStack, composed of public ops (so they run on whichever backend the
 // runtime picks for each op).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -181,6 +182,12 @@ Tensor project(const Tensor& x, const Tensor& dense, const QTensor& q) {
   return q.defined() ? linear(x, q) : linear(x, dense);
 }
 
+// Rows [r0, r1) of a quantized matrix as a view of its packed bytes (blocks never straddle rows).
+QTensor q_rows(const QTensor& q, int64_t r0, int64_t r1) {
+  const int64_t rb = static_cast<int64_t>(q.row_bytes());
+  return QTensor::from_tensor(q.qtype(), r1 - r0, q.cols(), q.bytes().slice(0, r0 * rb, r1 * rb));
+}
+
 // One projection slot of BlockWeights with its expected shape.
 struct ProjSlot {
   const char* what;
@@ -229,6 +236,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
                       w_.attn_norm.device().str() + "; move every weight to one device (QTensor::to)");
   }
   common_device(dense, name);
+  fuse_projections();
   // Resolving n_rot now reports a bad rope config at construction, not at the first forward.
   const int64_t n_rot = c.rope.n_rot == 0 ? c.head_dim : c.rope.n_rot;
   if (n_rot <= 0 || n_rot > c.head_dim || n_rot % 2 != 0)
@@ -237,10 +245,48 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
                     "; set BlockConfig::rope.n_rot for an odd head_dim");
 }
 
+void TransformerBlock::fuse_projections() {
+  // Concatenates the group's weights by rows (on their device; quantized rows are whole
+  // blocks, so packed bytes concatenate too) and points the members at row ranges of the result.
+  auto fuse = [](std::vector<std::pair<Tensor*, QTensor*>> members, Fused& out) {
+    const bool all_dense = std::all_of(members.begin(), members.end(), [](auto& m) { return !m.second->defined(); });
+    const bool all_q = std::all_of(members.begin(), members.end(), [&](auto& m) {
+      return m.second->defined() && m.second->qtype() == members.front().second->qtype();
+    });
+    if (all_dense) {
+      std::vector<Tensor> parts;
+      for (auto& m : members) parts.push_back(*m.first);
+      out.dense = concat(parts, 0);
+      int64_t r = 0;
+      for (auto& m : members) {
+        const int64_t n = m.first->shape()[0];
+        *m.first = out.dense.slice(0, r, r + n);
+        r += n;
+      }
+    } else if (all_q) {
+      std::vector<Tensor> parts;
+      int64_t rows = 0;
+      for (auto& m : members) parts.push_back(m.second->bytes()), rows += m.second->rows();
+      const QTensor& q0 = *members.front().second;
+      out.q = QTensor::from_tensor(q0.qtype(), rows, q0.cols(), concat(parts, 0));
+      int64_t r = 0;
+      for (auto& m : members) {
+        const int64_t n = m.second->rows();
+        *m.second = q_rows(out.q, r, r + n);
+        r += n;
+      }
+    }
+  };
+  fuse({{&w_.wq, &w_.quant.wq}, {&w_.wk, &w_.quant.wk}, {&w_.wv, &w_.quant.wv}}, qkv_);
+  fuse({{&w_.w_gate, &w_.quant.w_gate}, {&w_.w_up, &w_.quant.w_up}}, gate_up_);
+}
+
 void TransformerBlock::pin_weights() const {
   if (!device().is_webgpu()) return;
   Runtime::get().pin(w_.attn_norm);
   Runtime::get().pin(w_.ffn_norm);
+  for (const Fused* f : {&qkv_, &gate_up_})
+    if (f->defined()) Runtime::get().pin(f->q.defined() ? f->q.bytes() : f->dense);
   for (const ProjSlot& p : proj_slots(w_, cfg_)) Runtime::get().pin(p.q->defined() ? p.q->bytes() : *p.dense);
 }
 
@@ -270,9 +316,24 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
 
   // Attention sub-block.                                  // shapes:
   Tensor xn = rms_norm(x, as_dtype(w_.attn_norm, x.dtype()), c.norm_eps);  // (seq, dim)
-  Tensor q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
-  Tensor k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
-  Tensor v = project(xn, w_.wv, w_.quant.wv).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
+  const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+  Tensor q, k, v;
+  if (qkv_.defined()) {
+    // One matvec for q, k and v; at seq 1 the three slices are contiguous and the kernels
+    // read them in place (at seq > 1 they are strided views, compacted where needed).
+    const Tensor qkv = project(xn, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
+    q = qkv.slice(1, 0, qd);
+    k = qkv.slice(1, qd, qd + kvd);
+    v = qkv.slice(1, qd + kvd, qd + 2 * kvd);
+    if (seq > 1) q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
+  } else {
+    q = project(xn, w_.wq, w_.quant.wq);
+    k = project(xn, w_.wk, w_.quant.wk);
+    v = project(xn, w_.wv, w_.quant.wv);
+  }
+  q = q.view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
+  k = k.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
+  v = v.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
   q = rope(q, pos, c.rope);
   k = rope(k, pos, c.rope);
   cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
@@ -284,7 +345,15 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
 
   // Feed-forward sub-block (swiglu_ffn, spelled out for quantized weights).
   Tensor hn = rms_norm(h, as_dtype(w_.ffn_norm, h.dtype()), c.norm_eps);
-  Tensor g = silu_mul(project(hn, w_.w_gate, w_.quant.w_gate), project(hn, w_.w_up, w_.quant.w_up));  // (seq, ffn)
+  Tensor g;  // (seq, ffn)
+  if (gate_up_.defined()) {
+    const Tensor gu = project(hn, gate_up_.dense, gate_up_.q);  // (seq, 2 ffn)
+    Tensor gate = gu.slice(1, 0, c.ffn_dim), up = gu.slice(1, c.ffn_dim, 2 * c.ffn_dim);
+    if (seq > 1) gate = gate.contiguous(), up = up.contiguous();
+    g = silu_mul(gate, up);
+  } else {
+    g = silu_mul(project(hn, w_.w_gate, w_.quant.w_gate), project(hn, w_.w_up, w_.quant.w_up));
+  }
   return h + project(g, w_.w_down, w_.quant.w_down);                                                // (seq, dim)
 }
 

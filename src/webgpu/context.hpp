@@ -87,6 +87,10 @@ class Context {
   // Runs the strided->contiguous copy kernel when t is not contiguous (or has an offset),
   // returning a contiguous, offset-0 tensor on this device; returns t otherwise.
   virtual Tensor compact(const Tensor& t) = 0;
+  // Like compact(), but a contiguous t at any element offset is returned as is: for kernels
+  // that take the operand's offset as a parameter (a row slice of a fused projection output
+  // then needs no copy).
+  Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : compact(t); }
 
   // Identity of the runtime instance that owns this context's buffers (DeviceBackend::domain()).
   virtual uint64_t buffer_domain() const = 0;

@@ -4,6 +4,7 @@
 
 #include "core/ref_test_util.hpp"
 #include "wgt/nn.hpp"
+#include "wgt/quant.hpp"
 
 namespace wgt::test {
 namespace {
@@ -305,6 +306,48 @@ TEST_F(NnTest, BlockFirstTokenMatchesSimplifiedFormula) {
   Tensor u = matmul_t(rms_norm(h, w.ffn_norm, cfg.norm_eps), w.w_up);
   Tensor want = h + matmul_t(silu(g) * u, w.w_down);
   EXPECT_LT(max_abs_diff(y, want), 1e-5);
+}
+
+// q/k/v and gate/up are fused into one matrix per group at construction; the block's
+// weights() become row views of it (equal to what was passed in, no second copy), and a block
+// whose group cannot fuse (one member quantized, the others dense) gives the same result as
+// the same weights all dense up to the quantization error.
+TEST_F(NnTest, BlockFusesProjectionsIntoViews) {
+  BlockConfig cfg = small_cfg();
+  BlockWeights w = BlockWeights::random(cfg, 21);
+  TransformerBlock fused(cfg, w);
+  const BlockWeights& v = fused.weights();
+  EXPECT_EQ(max_abs_diff(v.wq, w.wq), 0.0);
+  EXPECT_EQ(max_abs_diff(v.wk, w.wk), 0.0);
+  EXPECT_EQ(max_abs_diff(v.wv, w.wv), 0.0);
+  EXPECT_EQ(max_abs_diff(v.w_gate, w.w_gate), 0.0);
+  EXPECT_EQ(max_abs_diff(v.w_up, w.w_up), 0.0);
+  EXPECT_EQ(v.wq.storage(), v.wv.storage()) << "q/k/v must be views of one fused matrix";
+  EXPECT_EQ(v.w_gate.storage(), v.w_up.storage()) << "gate/up must be views of one fused matrix";
+  EXPECT_NE(v.wq.storage(), w.wq.storage());
+
+  BlockWeights mixed = w;
+  mixed.quant.wk = quantize(w.wk, QType::Q8_0);
+  mixed.wk = Tensor();
+  TransformerBlock unfused(cfg, mixed);
+  EXPECT_NE(unfused.weights().wq.storage(), unfused.weights().wv.storage()) << "a mixed group must stay unfused";
+  Tensor x = randn({3, 32}, 22);
+  KVCache c1 = fused.make_cache(4), c2 = unfused.make_cache(4);
+  const double d = max_abs_diff(fused.forward(x, c1, 0), unfused.forward(x, c2, 0));
+  EXPECT_GT(d, 0.0);
+  EXPECT_LT(d, 0.05);
+
+  // All quantized with one format: fused too; its row views dequantize to the originals.
+  BlockWeights q = w;  // (w_down stays dense: its rows of ffn 48 are not whole Q4_0 blocks)
+  for (auto [d, qt] : {std::pair{&q.wq, &q.quant.wq}, {&q.wk, &q.quant.wk}, {&q.wv, &q.quant.wv},
+                       {&q.w_gate, &q.quant.w_gate}, {&q.w_up, &q.quant.w_up}}) {
+    *qt = quantize(*d, QType::Q4_0);
+    *d = Tensor();
+  }
+  TransformerBlock qb(cfg, q);
+  EXPECT_EQ(qb.weights().quant.wq.bytes().storage(), qb.weights().quant.wv.bytes().storage());
+  EXPECT_EQ(max_abs_diff(dequantize(qb.weights().quant.wv), dequantize(q.quant.wv)), 0.0);
+  EXPECT_EQ(max_abs_diff(dequantize(qb.weights().quant.w_up), dequantize(q.quant.w_up)), 0.0);
 }
 
 TEST_F(NnTest, BlockStackAndF16Weights) {

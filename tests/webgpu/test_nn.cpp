@@ -95,6 +95,10 @@ TEST_F(WebGpuNn, SiluMul) {
   // in f16 on both backends (rel_err turns NaN disagreements into a failure).
   check("f16 sliced", {randn({4, 11}, 14, DType::F16), randn({4, 11}, 15, DType::F16)},
         [](auto& in) { return silu_mul(in[0].slice(1, 1, 10), in[1].slice(1, 2, 11)); }, 2e-3, "silu_mul");
+  // The two halves of one fused gate/up row, read in place at their offsets (odd f16 offset).
+  for (DType dt : {DType::F32, DType::F16})
+    check("fused halves", {randn({1, 2 * 37}, 16, dt)},
+          [](auto& in) { return silu_mul(in[0].slice(1, 0, 37), in[0].slice(1, 37, 74)); }, 2e-3, "silu_mul");
 }
 
 TEST_F(WebGpuNn, AttentionPrefillAndDecodeShapes) {
@@ -199,6 +203,20 @@ TEST_F(WebGpuNn, KvCacheOnDevice) {
     EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), v.slice(0, 0, 5).contiguous()), tol);
     EXPECT_THROW(cache.append(k.slice(0, 0, 2).to(kGpu), v.slice(0, 0, 2).to(kGpu)), Error);
     EXPECT_EQ(cache.size(), 5);
+  }
+}
+
+// k and v as slices of one fused projection row (contiguous at an element offset, odd for
+// f16) are appended without a copy and land in the cache exactly.
+TEST_F(WebGpuNn, KvCacheAppendsOffsetSlices) {
+  use_gpu();
+  for (DType dt : {DType::F32, DType::F16}) {
+    KVCache cache(3, 3, 5, dt, kGpu);
+    Tensor row = randn({1, 5 + 2 * 15}, 33, dt);  // q (5) | k (15) | v (15)
+    Tensor dev = row.to(kGpu);
+    cache.append(dev.slice(1, 5, 20).view({1, 3, 5}), dev.slice(1, 20, 35).view({1, 3, 5}));
+    EXPECT_EQ(rel_err(cache.view_k(), row.slice(1, 5, 20).contiguous().view({1, 3, 5})), 0.0);
+    EXPECT_EQ(rel_err(cache.view_v(), row.slice(1, 20, 35).contiguous().view({1, 3, 5})), 0.0);
   }
 }
 

@@ -109,9 +109,10 @@ Support check_silu_mul(const Context&, const OpCall& call) {
 }
 
 void launch_silu_mul(Context& ctx, OpCall& call) {
-  const Tensor a = ctx.compact(call.inputs[0]), b = ctx.compact(call.inputs[1]);
+  // Offsets travel as params: the gate and up halves of a fused projection are read in place.
+  const Tensor a = ctx.dense(call.inputs[0]), b = ctx.dense(call.inputs[1]);
   const Tensor& y = call.outputs[0];
-  SiluParams p{u32(y.numel()), 0, u32(y.offset()), 0};
+  SiluParams p{u32(y.numel()), u32(a.offset()), u32(y.offset()), u32(b.offset())};
   ShaderVariant v{"silu_mul", {{"F16", f16_flag(y.dtype())}}};
   run_words(ctx, v, {ctx.arg(a), ctx.arg(b), ctx.arg(y, false)}, &p, sizeof p, y.offset(), y.numel(), y.dtype());
 }
@@ -134,10 +135,10 @@ Support check_kv_append(const Context&, const OpCall& call) {
 
 void launch_kv_append(Context& ctx, OpCall& call) {
   const Tensor& cache = call.inputs[0];
-  const Tensor src = ctx.compact(call.inputs[1]);
+  const Tensor src = ctx.dense(call.inputs[1]);  // a slice of a fused QKV output: read in place
   const int64_t row = cache.shape()[1] * cache.shape()[2];
   const int64_t dst = call.attrs.pos_offset * row;
-  AppendParams p{u32(src.numel()), 0, u32(dst), 0};
+  AppendParams p{u32(src.numel()), u32(src.offset()), u32(dst), 0};
   ShaderVariant v{"attention_kv_append", {{"CACHE_F16", f16_flag(cache.dtype())}, {"SRC_F16", f16_flag(src.dtype())}}};
   run_words(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, dst, src.numel(), cache.dtype());
 }
