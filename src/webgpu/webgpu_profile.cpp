@@ -53,6 +53,25 @@ void print_exit_reports() {
   std::fflush(stderr);
 }
 
+// A kernel key for a table row: defines may hold multi-line WGSL, so whitespace runs become
+// one space, and very long keys are cut (the full key stays in KernelTime::kernel).
+std::string one_line(const std::string& key) {
+  constexpr size_t kMax = 240;
+  std::string out;
+  bool space = false;
+  for (char c : key) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= kMax) return out + "...";
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace webgpu {
@@ -122,7 +141,7 @@ std::string format_kernel_times(const std::vector<KernelTime>& times) {
                   total > 0 ? 100.0 * t->total_us / total : 0.0, static_cast<unsigned long long>(t->count), t->mean_us(),
                   t->min_us, t->max_us);
     out += line;
-    out += t->kernel;
+    out += one_line(t->kernel);
     out += '\n';
   }
   return out;
