@@ -716,14 +716,17 @@ void WebGPUBackend::collect_timestamps(const Batch& b) {
     query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
     throw;
   }
-  dev_->check("webgpu profile");
-  if (r.st != MapAsyncStatus::Success)
+  if (r.st != MapAsyncStatus::Success) {
+    dev_->check("webgpu profile");  // a device error explains a failed map best
     throw_error(ErrorKind::RuntimeState, "webgpu profile", "mapping the timestamp buffer failed: " + r.msg);
-  const auto* ts = static_cast<const uint64_t*>(p.BufferGetConstMappedRange(query_read_, 0, size));
-  if (!ts) {
-    p.BufferUnmap(query_read_);
-    throw_error(ErrorKind::RuntimeState, "webgpu profile", "wgpuBufferGetConstMappedRange returned null");
   }
+  // Copy out and unmap before anything can throw: a buffer left mapped fails the next map.
+  std::vector<uint64_t> ts(2 * b.timed.size());
+  const void* mapped = p.BufferGetConstMappedRange(query_read_, 0, size);
+  if (mapped) std::memcpy(ts.data(), mapped, size);
+  p.BufferUnmap(query_read_);
+  if (!mapped) throw_error(ErrorKind::RuntimeState, "webgpu profile", "wgpuBufferGetConstMappedRange returned null");
+  dev_->check("webgpu profile");
   for (size_t i = 0; i < b.timed.size(); ++i) {
     const uint64_t begin = ts[2 * i], end = ts[2 * i + 1];
     if (end < begin) {
@@ -737,7 +740,6 @@ void WebGPUBackend::collect_timestamps(const Batch& b) {
     t.min_ns = std::min(t.min_ns, ns);
     t.max_ns = std::max(t.max_ns, ns);
   }
-  p.BufferUnmap(query_read_);
 }
 
 std::vector<KernelProfile> WebGPUBackend::profile_snapshot() const {
