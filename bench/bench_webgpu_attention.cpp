@@ -1,5 +1,8 @@
 // Benchmark of the WebGPU transformer kernels. Each case is checked against the CPU reference
-// first, then timed over many calls between two synchronizes (device throughput):
+// first, then timed (bench/bench_timing.hpp): after a 200 ms warm-up, wall time over many calls
+// between two synchronizes ("wall", device throughput including host overhead), and the GPU
+// kernel time per call from timestamp queries ("gpu": the sum of the call's kernels; shown
+// as "-" without timestamp-query). Rates are given for both:
 //   decode : 1 query, KV 4096, 32 heads / 8 KV heads, d 128, f16 cache -> GB/s of K+V bytes
 //   prefill: seq 4096 causal, 32 / 8 heads, d 128, f16 K/V -> TFLOP/s (4 H d per visible pair)
 //   block  : one decode step of a llama-7B-shaped block (4096 wide, 32 heads, ffn 11008,
@@ -16,6 +19,7 @@
 #include <functional>
 #include <string>
 
+#include "bench_timing.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -29,7 +33,7 @@ struct Options {
   std::string which = "all";
   int64_t kv = 4096, seq = 4096;
   int64_t block_dim = 4096, block_ffn = 11008;  // smaller values for a smoke run on lavapipe
-  double target_ms = 500;
+  double target_ms = 300;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -73,18 +77,20 @@ double rel_err(const Tensor& a, const Tensor& b) {
   return e;
 }
 
-// Seconds per call of fn, timed between synchronizes over enough calls for target_ms.
-double time_per_call(const std::function<void()>& fn, double target_ms) {
-  fn();
-  synchronize();
-  int n = 1;
-  for (;;) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) fn();
-    synchronize();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s * 1e3 >= target_ms || n >= (1 << 16)) return s / n;
-    n = s <= 0 ? n * 8 : std::max(n * 2, static_cast<int>(n * target_ms / (s * 1e3) * 1.2));
+bench::Timing time_per_call(const std::function<void()>& fn, double target_ms) {
+  bench::TimingOptions o;
+  o.target_ms = target_ms;
+  o.max_iters = 1 << 16;
+  return bench::time_calls(fn, o);
+}
+
+// The costliest kernels of a profiled call (the block runs a dozen kernels per step).
+void print_top_kernels(const bench::Timing& t, size_t n) {
+  if (!t.has_gpu() || t.gpu_s <= 0) return;
+  for (size_t i = 0; i < t.kernels.size() && i < n; ++i) {
+    const KernelTime& k = t.kernels[i];
+    std::printf("          %8.2f us/call  %5.1f%%  %s\n", k.total_us / t.gpu_iters, 100 * k.total_us * 1e-6 / t.gpu_iters / t.gpu_s,
+                k.kernel.substr(0, 100).c_str());
   }
 }
 
@@ -103,11 +109,15 @@ void bench_decode(const Options& o) {
   set_mode(PolicyMode::CpuOnly, CpuMode::Reference);
   const double err = rel_err(got, attention(q.cpu(), k.cpu(), v.cpu()));
   set_mode(PolicyMode::Auto);
-  const double s = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
+  const bench::Timing t = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
   const double bytes = 2.0 * static_cast<double>(o.kv * Hkv * D) * 2;
-  std::printf("decode  q 1 x %lld/%lld heads, kv %lld, d %lld, f16 cache: %8.3f us  %7.1f GB/s of KV (%.1f%% of 4.17 TB/s)  max rel err %.2e\n",
-              (long long)H, (long long)Hkv, (long long)o.kv, (long long)D, s * 1e6, bytes / s / 1e9,
-              100 * bytes / s / kAnchorBytesPerS, err);
+  const double gpu_bps = bench::rate(bytes, t.gpu_s);
+  std::printf("decode  q 1 x %lld/%lld heads, kv %lld, d %lld, f16 cache: wall %8.3f us %7.1f GB/s (%.1f%%) | gpu %s us %s GB/s (%s%%) of KV vs 4.17 TB/s  max rel err %.2e\n",
+              (long long)H, (long long)Hkv, (long long)o.kv, (long long)D, t.wall_s * 1e6, bytes / t.wall_s / 1e9,
+              100 * bytes / t.wall_s / kAnchorBytesPerS, bench::fmt(t.gpu_s, 1e6, 8, 3).c_str(),
+              bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
+  print_top_kernels(t, 4);
+  bench::print_gpu_note(t);
 }
 
 void bench_prefill(const Options& o) {
@@ -121,10 +131,13 @@ void bench_prefill(const Options& o) {
   const double err = rel_err(got.cpu().slice(0, L - 4, L), attention(q.cpu().slice(0, L - 4, L), k.cpu(), v.cpu()));
   const double err0 = rel_err(got.cpu().slice(0, 0, 4), attention(q.cpu().slice(0, 0, 4), k.cpu().slice(0, 0, 4), v.cpu().slice(0, 0, 4)));
   set_mode(PolicyMode::Auto);
-  const double s = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
+  const bench::Timing t = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
   const double flops = 4.0 * H * D * (static_cast<double>(L) * (L + 1) / 2);
-  std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, f16 K/V: %9.3f ms  %6.2f TFLOP/s  max rel err %.2e / %.2e\n",
-              (long long)L, (long long)H, (long long)Hkv, (long long)D, s * 1e3, flops / s / 1e12, err, err0);
+  std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, f16 K/V: wall %9.3f ms %6.2f TFLOP/s | gpu %s ms %s TFLOP/s  max rel err %.2e / %.2e\n",
+              (long long)L, (long long)H, (long long)Hkv, (long long)D, t.wall_s * 1e3, flops / t.wall_s / 1e12,
+              bench::fmt(t.gpu_s, 1e3, 9, 3).c_str(), bench::fmt(bench::rate(flops, t.gpu_s), 1e-12, 6, 2).c_str(), err, err0);
+  print_top_kernels(t, 4);
+  bench::print_gpu_note(t);
 }
 
 void bench_block(const Options& o) {
@@ -154,12 +167,17 @@ void bench_block(const Options& o) {
   Tensor xg = x.to(kGpu);
   const double err = rel_err(blk.forward(xg, cache, 0), want);
   // Each timed call is one decode step at the next position (the cache grows by one).
-  const double s = time_per_call([&] {
+  const bench::Timing t = time_per_call([&] {
     if (cache.size() == max_ctx) cache.clear();
     (void)blk.forward(xg, cache, cache.size());
   }, o.target_ms);
-  std::printf("block   decode step (dim %lld, ffn %lld, f16 weights %.0f MB, f16 cache): %8.3f ms  %7.1f GB/s of weights (%.1f%% of 4.17 TB/s)  max rel err %.2e\n",
-              (long long)cfg.dim, (long long)cfg.ffn_dim, weight_bytes / 1e6, s * 1e3, weight_bytes / s / 1e9, 100 * weight_bytes / s / kAnchorBytesPerS, err);
+  const double gpu_bps = bench::rate(weight_bytes, t.gpu_s);
+  std::printf("block   decode step (dim %lld, ffn %lld, f16 weights %.0f MB, f16 cache): wall %8.3f ms %7.1f GB/s (%.1f%%) | gpu %s ms %s GB/s (%s%%) of weights vs 4.17 TB/s  max rel err %.2e\n",
+              (long long)cfg.dim, (long long)cfg.ffn_dim, weight_bytes / 1e6, t.wall_s * 1e3, weight_bytes / t.wall_s / 1e9,
+              100 * weight_bytes / t.wall_s / kAnchorBytesPerS, bench::fmt(t.gpu_s, 1e3, 8, 3).c_str(),
+              bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
+  print_top_kernels(t, 6);
+  bench::print_gpu_note(t);
 }
 
 }  // namespace

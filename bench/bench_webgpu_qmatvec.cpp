@@ -8,7 +8,11 @@
 // compared on the same build; an env value set by the caller is restored for the default run.
 // Every result is checked against the CPU kernels before its line is printed (prefill on a
 // sample of x rows, to keep the CPU side short).
+// Timing (bench/bench_timing.hpp): 200 ms warm-up, then wall time over >= 300 ms of calls
+// ("wall"), and the GPU kernel time per call from timestamp queries ("gpu", empty without
+// timestamp-query). GB/s and TFLOP/s are given for both.
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
+//   (iters: the least number of timed calls; the run lasts at least WGT_BENCH_MS = 300 ms)
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
 // Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8, WGT_QMATVEC_UNROLL=1/2/4/8,
 // WGT_QMATVEC_SUBGROUPS=off (see docs/quantization.md).
@@ -20,6 +24,7 @@
 #include <random>
 #include <string>
 
+#include "bench_timing.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -28,14 +33,10 @@ namespace {
 
 constexpr double kPeakGBs = 4170.0;  // H200 HBM3e
 
-// Seconds per call of f, after a warm-up (pipeline creation, pools).
-double time_per_call(int iters, const std::function<void()>& f) {
-  for (int i = 0; i < 3; ++i) f();
-  synchronize();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) f();
-  synchronize();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
+bench::Timing time_per_call(int iters, const std::function<void()>& f) {
+  bench::TimingOptions o;
+  o.min_iters = iters;
+  return bench::time_calls(f, o);
 }
 
 // Max |got - want| relative to the largest |want|; false (and a message) above tol.
@@ -93,22 +94,27 @@ int main(int argc, char** argv) {
   const double flop = 2.0 * double(PM) * double(N) * double(K);
 
   // Dense f16 reference point for the prefill shape.
-  double dense_tflops = 0;
+  double dense_tflops = 0, dense_gpu_tflops = -1;
   {
     const Tensor wh = cast(w, DType::F16).to(gpu), xh = cast(xp, DType::F16).to(gpu);
     pin(wh);
     const auto want = matmul_t(x_rows, w).to_vector<float>();
     if (!close("f16 matmul_t", sample_rows(matmul_t(xh, wh), rows), want, 2e-2)) return 2;
-    dense_tflops = flop / time_per_call(piters, [&] { (void)matmul_t(xh, wh); }) / 1e12;
+    const bench::Timing t = time_per_call(piters, [&] { (void)matmul_t(xh, wh); });
+    dense_tflops = flop / t.wall_s / 1e12;
+    dense_gpu_tflops = bench::rate(flop, t.gpu_s) / 1e12;
     unpin(wh);
   }
 
-  std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f)\n",
-              static_cast<long long>(PM), dense_tflops);
-  std::printf("%-6s %6s %6s %10s %10s %9s %7s %10s %10s %12s %9s %9s\n", "format", "rows", "cols", "packed MB", "us/call",
-              "GB/s", "%peak", "items us", "items GB/s", "prefill ms", "TFLOP/s", "vs f16");
+  std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f wall, %s gpu)\n",
+              static_cast<long long>(PM), dense_tflops, bench::fmt(dense_gpu_tflops, 1, 0, 2).c_str());
+  std::printf("%%peak: of the gpu GB/s where measured, else of the wall GB/s; items: WGT_QMATVEC_KERNEL=items\n");
+  std::printf("%-6s %6s %6s %9s %9s %9s %9s %9s %7s %9s %9s %10s %10s %8s %8s %7s\n", "format", "rows", "cols", "packed MB",
+              "wall us", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "items wus", "items gus", "prefill ms", "pf gpu ms",
+              "wall TF", "gpu TF", "vs f16");
   const char* env_kernel = std::getenv("WGT_QMATVEC_KERNEL");
   const std::string user_kernel = env_kernel ? env_kernel : "";
+  bench::Timing last;  // for the note on how the columns were measured
   for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
     const QTensor q = quantize(w, t);
     const QTensor qg = q.to(gpu);
@@ -118,21 +124,27 @@ int main(int argc, char** argv) {
       return 2;
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
-    const double s1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    const bench::Timing t1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
     // the old kernel, checked too, then the caller's choice again
     setenv("WGT_QMATVEC_KERNEL", "items", 1);
     if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
       return 2;
-    const double s_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    const bench::Timing t_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
     if (env_kernel) setenv("WGT_QMATVEC_KERNEL", user_kernel.c_str(), 1); else unsetenv("WGT_QMATVEC_KERNEL");
-    const double sp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
-    const double gbs = static_cast<double>(q.nbytes()) / s1 / 1e9;
-    const double tf = flop / sp / 1e12;
-    std::printf("%-6s %6lld %6lld %10.1f %10.1f %9.1f %6.2f%% %10.1f %10.1f %12.2f %9.2f %8.2fx\n", qtype_name(t),
-                static_cast<long long>(N), static_cast<long long>(K), q.nbytes() / 1e6, s1 * 1e6, gbs,
-                100.0 * gbs / kPeakGBs, s_items * 1e6, static_cast<double>(q.nbytes()) / s_items / 1e9, sp * 1e3, tf, dense_tflops > 0 ? tf / dense_tflops : 0.0);
+    const bench::Timing tp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
+    const double bytes = static_cast<double>(q.nbytes());
+    const double gbs = bytes / t1.wall_s / 1e9, gpu_gbs = bench::rate(bytes, t1.gpu_s) / 1e9;
+    const double tf = flop / tp.wall_s / 1e12, gpu_tf = bench::rate(flop, tp.gpu_s) / 1e12;
+    std::printf("%-6s %6lld %6lld %9.1f %9.1f %s %9.1f %s %6.2f%% %9.1f %s %10.2f %s %8.2f %s %6.2fx\n", qtype_name(t),
+                static_cast<long long>(N), static_cast<long long>(K), bytes / 1e6, t1.wall_s * 1e6,
+                bench::fmt(t1.gpu_s, 1e6, 9, 1).c_str(), gbs, bench::fmt(gpu_gbs, 1, 9, 1).c_str(),
+                100.0 * (gpu_gbs > 0 ? gpu_gbs : gbs) / kPeakGBs, t_items.wall_s * 1e6,
+                bench::fmt(t_items.gpu_s, 1e6, 9, 1).c_str(), tp.wall_s * 1e3, bench::fmt(tp.gpu_s, 1e3, 10, 2).c_str(), tf,
+                bench::fmt(gpu_tf, 1, 8, 2).c_str(), dense_tflops > 0 ? tf / dense_tflops : 0.0);
+    last = t1;
     std::fflush(stdout);  // results survive even if teardown at exit misbehaves
     unpin(qg.bytes());
   }
+  bench::print_gpu_note(last);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include "wgt/error.hpp"
 #include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
+#include "wgt/profile.hpp"
 #include "wgt/quant.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/shape.hpp"

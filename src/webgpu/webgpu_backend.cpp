@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
@@ -22,21 +23,29 @@ class Pipeline {
   PipelineLayout pipeline_layout = nullptr;  // explicit layout, or null (automatic layout)
   uint32_t bindings = 0;                     // explicit layout: storage bindings + the params uniform
   std::string key;
+  std::string name;  // ShaderVariant::key() (the cache key less its layout-mode suffix): profile label
 };
 
 // The open batch: one command encoder with one compute pass, plus the params arena bytes.
+// A profiled batch instead opens one pass per dispatch (pass timestamps are the only
+// timestamps core WebGPU offers) and remembers which pipeline each timed pass ran.
 struct WebGPUBackend::Batch {
   CommandEncoder encoder = nullptr;
-  ComputePassEncoder pass = nullptr;
+  ComputePassEncoder pass = nullptr;  // null between dispatches of a profiled batch
   std::vector<uint8_t> arena;  // params of this batch, slots aligned to the uniform alignment
   uint32_t dispatches = 0;
   const Pipeline* last_pipeline = nullptr;  // SetPipeline only when it changes
+  bool profiled = false;
+  std::vector<const Pipeline*> timed;  // timed[i] wrote timestamps 2i (begin) and 2i+1 (end)
 };
 
 namespace {
 
 constexpr size_t kArenaBytes = 256 * 1024;
 constexpr size_t kMaxBindGroups = 4096;  // cached bind groups before the cache is reset
+// Timed dispatches per profiled batch at most: the WebGPU spec caps a query set at 4096
+// queries, two per dispatch.
+constexpr uint32_t kMaxTimedPerBatch = 2048;
 
 uint64_t env_u64(const char* name, uint64_t dflt) {
   const char* v = std::getenv(name);
@@ -149,6 +158,16 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   sync_src_ = create_buffer(*dev_, usage::CopySrc | usage::CopyDst, 4, "webgpu");
   sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+  if (env_u64("WGT_WEBGPU_PROFILE", 0) != 0) {
+    // An env switch should not take the device away: without the feature, say so and go on.
+    if (features().timestamp_query) {
+      set_profiling(true);
+      print_profile_at_exit(this);
+    } else {
+      std::fprintf(stderr, "wgtensor: WGT_WEBGPU_PROFILE=1 ignored on %s (%s): the adapter lacks timestamp-query\n",
+                   name().c_str(), dev_->desc().name.c_str());
+    }
+  }
 }
 
 WebGPUBackend::~WebGPUBackend() {
@@ -157,6 +176,7 @@ WebGPUBackend::~WebGPUBackend() {
   } catch (...) {
     // A lost device cannot flush; the buffers are released below either way.
   }
+  forget_profile_at_exit(this);
   const Procs& p = dev_->p();
   batch_.reset();
   drop_bind_groups();
@@ -165,8 +185,9 @@ WebGPUBackend::~WebGPUBackend() {
     if (pl->pipeline_layout) p.PipelineLayoutRelease(pl->pipeline_layout);
     p.ComputePipelineRelease(pl->pipeline);
   }
-  for (Buffer b : {arena_, staging_, sync_src_, sync_dst_})
+  for (Buffer b : {arena_, staging_, sync_src_, sync_dst_, query_resolve_, query_read_})
     if (b) p.BufferRelease(b);
+  if (query_set_) p.QuerySetRelease(query_set_);
   pool_->detach();  // tensors that outlive the backend release their handles directly
 }
 
@@ -473,6 +494,7 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
   out->pipeline_layout = explicit_pl;
   out->bindings = explicit_bgl ? static_cast<uint32_t>(bindings.size()) : 0;
   out->key = key;
+  out->name = variant.key();
   ++stats_.pipelines;
   return pipelines_.emplace(key, std::move(out)).first->second.get();
 }
@@ -481,11 +503,16 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
 
 void WebGPUBackend::begin_batch() {
   const Procs& p = dev_->p();
+  if (profiling_) ensure_query_set();  // before the batch exists: it may throw
   batch_ = std::make_unique<Batch>();
   CommandEncoderDescriptor ed;
   batch_->encoder = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
-  ComputePassDescriptor cd;
-  batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
+  batch_->profiled = profiling_;
+  if (!batch_->profiled) {
+    ComputePassDescriptor cd;
+    batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
+    ++stats_.passes;
+  }
   batch_->arena.reserve(arena_capacity_);
 }
 
@@ -541,6 +568,19 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   bd.layout = d.pipeline->layout;
   bd.entry_count = n_entries;
   bd.entries = entries;
+  if (batch_->profiled) {
+    // Pipeline and bind groups do not carry over between passes: last_pipeline resets.
+    const uint32_t i = static_cast<uint32_t>(batch_->timed.size());
+    PassTimestampWrites tw;
+    tw.query_set = query_set_;
+    tw.beginning_of_pass_write_index = 2 * i;
+    tw.end_of_pass_write_index = 2 * i + 1;
+    ComputePassDescriptor cd;
+    cd.timestamp_writes = &tw;
+    batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
+    batch_->last_pipeline = nullptr;
+    ++stats_.passes;
+  }
   if (d.pipeline != batch_->last_pipeline) {
     p.ComputePassEncoderSetPipeline(batch_->pass, d.pipeline->pipeline);
     batch_->last_pipeline = d.pipeline;
@@ -572,16 +612,32 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
     p.ComputePassEncoderDispatchWorkgroups(batch_->pass, d.groups_x, d.groups_y, d.groups_z);
     p.BindGroupRelease(bg);  // the encoder keeps its own reference
   }
+  if (batch_->profiled) {
+    p.ComputePassEncoderEnd(batch_->pass);
+    p.ComputePassEncoderRelease(batch_->pass);
+    batch_->pass = nullptr;
+    batch_->timed.push_back(d.pipeline);
+    ++stats_.timed_dispatches;
+  }
   ++stats_.dispatches;
-  if (++batch_->dispatches >= max_batch_) flush();
+  // A profiled batch also ends when its query set is full (set_max_batch may have grown).
+  const uint32_t limit = batch_->profiled ? std::min(max_batch_, query_count_ / 2) : max_batch_;
+  if (++batch_->dispatches >= limit) flush();
 }
 
 void WebGPUBackend::flush() {
   if (!batch_) return;
   std::unique_ptr<Batch> b = std::move(batch_);
   const Procs& p = dev_->p();
-  p.ComputePassEncoderEnd(b->pass);
-  p.ComputePassEncoderRelease(b->pass);
+  if (b->pass) {
+    p.ComputePassEncoderEnd(b->pass);
+    p.ComputePassEncoderRelease(b->pass);
+  }
+  const uint32_t n_queries = 2 * static_cast<uint32_t>(b->timed.size());
+  if (n_queries) {
+    p.CommandEncoderResolveQuerySet(b->encoder, query_set_, 0, n_queries, query_resolve_, 0);
+    p.CommandEncoderCopyBufferToBuffer(b->encoder, query_resolve_, 0, query_read_, 0, uint64_t{8} * n_queries);
+  }
   CommandBufferDescriptor cd;
   CommandBuffer cb = p.CommandEncoderFinish(b->encoder, &cd);
   // The arena is written once per batch; queue order puts it before this submission.
@@ -592,6 +648,132 @@ void WebGPUBackend::flush() {
   p.CommandEncoderRelease(b->encoder);
   ++batch_serial_;
   ++stats_.submits;
+  if (n_queries) collect_timestamps(*b);
+}
+
+// ---- profiling ----
+
+uint32_t WebGPUBackend::timed_capacity() const { return std::min(max_batch_, kMaxTimedPerBatch); }
+
+void WebGPUBackend::set_profiling(bool on) {
+  if (on && !features().timestamp_query)
+    throw_error(ErrorKind::Unsupported, "webgpu profile",
+                "GPU kernel timing needs the timestamp-query feature, which " + name() + " ('" + dev_->desc().name +
+                    "') does not offer; time on the host instead (wall time between synchronize() calls)");
+  if (on == profiling_) return;
+  flush();  // the open batch keeps the mode it was recorded in
+  if (on) ensure_query_set();
+  profiling_ = on;
+}
+
+void WebGPUBackend::ensure_query_set() {
+  const uint32_t need = 2 * timed_capacity();
+  if (query_set_ && query_count_ >= need) return;
+  const Procs& p = dev_->p();
+  // No profiled batch is in flight here (each waits for its timestamps in flush), so the
+  // old set and buffers can go.
+  if (query_set_) p.QuerySetRelease(query_set_);
+  for (Buffer* b : {&query_resolve_, &query_read_})
+    if (*b) p.BufferRelease(*b);
+  query_set_ = nullptr;
+  query_resolve_ = query_read_ = nullptr;
+  query_count_ = 0;
+  QuerySetDescriptor qd;
+  qd.label = {"wgtensor profile", kStrlen};
+  qd.type = QueryType::Timestamp;
+  qd.count = need;
+  dev_->push_scope(ErrorFilter::Validation);
+  QuerySet qs = p.DeviceCreateQuerySet(dev_->handle(), &qd);
+  const std::string err = dev_->pop_scope();
+  if (!qs || !err.empty()) {
+    if (qs) p.QuerySetRelease(qs);
+    throw_error(ErrorKind::RuntimeState, "webgpu profile",
+                "could not create a timestamp query set of " + std::to_string(need) + " queries: " + err);
+  }
+  query_set_ = qs;
+  query_resolve_ = create_buffer(*dev_, usage::QueryResolve | usage::CopySrc, uint64_t{8} * need, "webgpu profile");
+  query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * need, "webgpu profile");
+  query_count_ = need;
+}
+
+void WebGPUBackend::collect_timestamps(const Batch& b) {
+  // Waits for this batch: the price of per-kernel times (documented in docs/webgpu.md).
+  const Procs& p = dev_->p();
+  const size_t size = 16 * b.timed.size();
+  struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
+  BufferMapCallbackInfo mi;
+  mi.callback = [](MapAsyncStatus st, StringView m, void* u1, void*) {
+    static_cast<R*>(u1)->st = st;
+    static_cast<R*>(u1)->msg = to_string(m);
+  };
+  mi.userdata1 = &r;
+  ++stats_.host_waits;
+  try {
+    dev_->instance().wait(p.BufferMapAsync(query_read_, map_mode::Read, 0, size, mi), "webgpu profile");
+  } catch (const Error&) {
+    // The map stays pending on this buffer: replace it so the next profiled batch can map.
+    p.BufferRelease(query_read_);
+    query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
+    throw;
+  }
+  if (r.st != MapAsyncStatus::Success) {
+    dev_->check("webgpu profile");  // a device error explains a failed map best
+    throw_error(ErrorKind::RuntimeState, "webgpu profile", "mapping the timestamp buffer failed: " + r.msg);
+  }
+  // Copy out and unmap before anything can throw: a buffer left mapped fails the next map.
+  std::vector<uint64_t> ts(2 * b.timed.size());
+  const void* mapped = p.BufferGetConstMappedRange(query_read_, 0, size);
+  if (mapped) std::memcpy(ts.data(), mapped, size);
+  p.BufferUnmap(query_read_);
+  if (!mapped) throw_error(ErrorKind::RuntimeState, "webgpu profile", "wgpuBufferGetConstMappedRange returned null");
+  dev_->check("webgpu profile");
+  for (size_t i = 0; i < b.timed.size(); ++i) {
+    const uint64_t begin = ts[2 * i], end = ts[2 * i + 1];
+    if (end < begin) {
+      ++profile_dropped_;
+      continue;
+    }
+    KernelTally& t = tallies_[b.timed[i]];
+    const uint64_t ns = end - begin;
+    ++t.count;
+    t.total_ns += ns;
+    t.min_ns = std::min(t.min_ns, ns);
+    t.max_ns = std::max(t.max_ns, ns);
+  }
+}
+
+std::vector<KernelProfile> WebGPUBackend::profile_snapshot() const {
+  // Pipelines of the same variant in both layout modes (bind cache on/off) share a name.
+  std::map<std::string, KernelProfile> by_name;
+  for (const auto& [pl, t] : tallies_) {
+    KernelProfile& k = by_name[pl->name];
+    if (k.count == 0) {
+      k.kernel = pl->name;
+      k.min_ns = t.min_ns;
+    }
+    k.count += t.count;
+    k.total_ns += t.total_ns;
+    k.min_ns = std::min(k.min_ns, t.min_ns);
+    k.max_ns = std::max(k.max_ns, t.max_ns);
+  }
+  std::vector<KernelProfile> out;
+  for (auto& [n, k] : by_name)
+    if (k.count) out.push_back(std::move(k));
+  std::stable_sort(out.begin(), out.end(), [](const KernelProfile& a, const KernelProfile& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+std::vector<KernelProfile> WebGPUBackend::profile(bool reset) {
+  flush();
+  dev_->check("webgpu profile");
+  std::vector<KernelProfile> out = profile_snapshot();
+  if (reset) profile_reset();
+  return out;
+}
+
+void WebGPUBackend::profile_reset() {
+  tallies_.clear();
+  profile_dropped_ = 0;
 }
 
 // ---- helpers for kernels ----

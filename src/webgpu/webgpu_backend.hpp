@@ -27,6 +27,15 @@ struct BatchStats {
   uint64_t pipelines = 0;
   uint64_t bind_groups_created = 0;  // wgpuDeviceCreateBindGroup calls for dispatches
   uint64_t bind_group_reuses = 0;    // dispatches served by a cached bind group
+  uint64_t passes = 0;               // compute passes recorded: one per batch, or one per dispatch when profiling
+  uint64_t timed_dispatches = 0;     // dispatches with GPU timestamps (profiling mode)
+};
+
+// GPU time of one kernel (pipeline key: shader name + defines), from timestamp queries.
+struct KernelProfile {
+  std::string kernel;
+  uint64_t count = 0;
+  uint64_t total_ns = 0, min_ns = 0, max_ns = 0;
 };
 
 class BufferPool;
@@ -75,12 +84,31 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   bool bind_cache() const { return bind_cache_; }
   void set_bind_cache(bool on) { bind_cache_ = on; }
 
+  // Profiling mode (default: env WGT_WEBGPU_PROFILE): every dispatch gets its own compute
+  // pass with timestamp writes, and each flush waits for its batch to read the timestamps
+  // back, so batches no longer overlap the host. Needs the timestamp-query feature:
+  // set_profiling(true) throws Unsupported without it. Switching flushes the open batch.
+  bool profiling() const { return profiling_; }
+  void set_profiling(bool on);
+  // Per-kernel GPU times since the last reset, sorted by total time (largest first). Flushes
+  // the open batch first, so every dispatch recorded so far is counted.
+  std::vector<KernelProfile> profile(bool reset);
+  // The same from the host-side tallies only (no flush, no Dawn call): safe at process exit.
+  std::vector<KernelProfile> profile_snapshot() const;
+  void profile_reset();
+  // Timed dispatches whose end timestamp preceded the begin one (the spec allows
+  // non-monotonic timestamps); they are left out of the times.
+  uint64_t profile_dropped() const { return profile_dropped_; }
+
  private:
   struct Batch;
   void begin_batch();
   void wait_idle(const char* op);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
   void drop_bind_groups();
+  void ensure_query_set();
+  void collect_timestamps(const Batch& b);
+  uint32_t timed_capacity() const;
 
   // Bind groups of pipelines with a dynamic-offset params uniform, keyed by
   // (pipeline, params size, buffer handles and bound sizes): a steady-state program binds
@@ -109,6 +137,25 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   api::Buffer staging_ = nullptr;
   size_t staging_size_ = 0;
   api::Buffer sync_src_ = nullptr, sync_dst_ = nullptr;
+
+  // Profiling: one query set of 2 * timed_capacity() timestamps (begin, end per dispatch),
+  // resolved into query_resolve_ and copied to query_read_ (MapRead) at each flush. One set
+  // suffices because a profiled flush waits for its batch before the next one is recorded.
+  struct KernelTally {
+    uint64_t count = 0, total_ns = 0, min_ns = UINT64_MAX, max_ns = 0;
+  };
+  bool profiling_ = false;
+  api::QuerySet query_set_ = nullptr;
+  uint32_t query_count_ = 0;
+  api::Buffer query_resolve_ = nullptr, query_read_ = nullptr;
+  std::unordered_map<const Pipeline*, KernelTally> tallies_;
+  uint64_t profile_dropped_ = 0;
 };
+
+// WGT_WEBGPU_PROFILE=1: the backend registers itself so its kernel table is printed to
+// stderr at process exit (host-side tallies only: no Dawn call at exit), and unregisters in
+// its destructor. Implemented in webgpu_profile.cpp.
+void print_profile_at_exit(const WebGPUBackend* b);
+void forget_profile_at_exit(const WebGPUBackend* b);
 
 }  // namespace wgt::webgpu

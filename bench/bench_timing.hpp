@@ -1,0 +1,149 @@
+// Benchmark timing shared by the WebGPU benches: a fixed wall-time warm-up (so the GPU clocks
+// ramp up and pipelines/pools are built before anything is timed), wall time over enough calls
+// to last a target duration, and, where the adapter has timestamp-query, the GPU time of the
+// kernels of one call measured in profiling mode (wgt/profile.hpp).
+//
+// Why both: wall time per call = max(host time per call, GPU time per call) once the queue is
+// full; for small kernels (5-60 us) the host side (~4-8 us per dispatch through Dawn) and clock
+// ramp-up dominate it. GPU time is the sum of the kernels' own durations (begin to end of each
+// kernel's pass), so it leaves out dispatch gaps and inter-kernel barriers: a lower bound of
+// what the device spends per call.
+//
+// Env: WGT_BENCH_WARMUP_MS (default 200), WGT_BENCH_MS (default: the bench's target, 300 ms),
+// WGT_BENCH_GPU=0 skips the profiled run.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "wgt/wgt.hpp"
+
+namespace wgt::bench {
+
+struct Timing {
+  int iters = 0;        // calls in the timed wall-clock run
+  double warmup_s = 0;  // wall seconds of warm-up calls before it
+  double wall_s = 0;    // wall seconds per call, between two synchronize() calls
+  double gpu_s = -1;    // GPU kernel seconds per call (sum over the call's kernels); < 0: not measured
+  int gpu_iters = 0;    // calls in the profiled run
+  std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
+  std::string gpu_why;  // why gpu_s was not measured
+  bool has_gpu() const { return gpu_s >= 0; }
+};
+
+struct TimingOptions {
+  double warmup_ms = 200;  // repeated calls before timing
+  double target_ms = 300;  // the timed run lasts at least this long
+  int min_iters = 1;
+  int max_iters = 1 << 20;
+  bool gpu = true;  // also measure GPU kernel time when timestamp-query is available
+};
+
+namespace detail {
+
+inline double env_ms(const char* name, double dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  return (*end == '\0' && x >= 0) ? x : dflt;
+}
+
+// Wall seconds of n calls, the queue drained before and after.
+inline double run_wall(const std::function<void()>& fn, int n) {
+  synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) fn();
+  synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace detail
+
+// Times fn (which only enqueues work: the helper synchronizes around the runs).
+inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) {
+  o.warmup_ms = detail::env_ms("WGT_BENCH_WARMUP_MS", o.warmup_ms);
+  o.target_ms = detail::env_ms("WGT_BENCH_MS", o.target_ms);
+  Timing t;
+  // Warm-up: doubling rounds until warmup_ms of wall time passed; the last round's rate
+  // sizes the timed run.
+  int n = 1;
+  double per_call = 0, warm_s = 0;
+  for (;;) {
+    const double s = detail::run_wall(fn, n);
+    warm_s += s;
+    per_call = s / n;
+    if (warm_s * 1e3 >= o.warmup_ms || n >= o.max_iters) break;
+    n = std::min(o.max_iters, n * 2);
+  }
+  t.warmup_s = warm_s;
+  // Timed run: enough calls for target_ms; rerun larger if the estimate was short.
+  n = per_call > 0 ? static_cast<int>(std::ceil(o.target_ms * 1e-3 / per_call)) : o.min_iters;
+  n = std::clamp(n, o.min_iters, o.max_iters);
+  for (;;) {
+    const double s = detail::run_wall(fn, n);
+    t.iters = n;
+    t.wall_s = s / n;
+    if (s * 1e3 >= o.target_ms * 0.9 || n >= o.max_iters) break;
+    n = std::clamp(s > 0 ? static_cast<int>(n * o.target_ms / (s * 1e3) * 1.2) + 1 : n * 8, n + 1, o.max_iters);
+  }
+  if (!o.gpu || detail::env_ms("WGT_BENCH_GPU", 1) == 0) {
+    t.gpu_why = "disabled";
+    return t;
+  }
+  if (!webgpu_profile_supported(&t.gpu_why)) return t;
+  // Profiled run over the same number of calls. Tallies are read before and after without a
+  // reset, so a process-wide WGT_WEBGPU_PROFILE=1 report keeps its data.
+  const bool was_on = webgpu_profiling();
+  synchronize();
+  webgpu_profile(true);
+  std::map<std::string, KernelTime> before;
+  for (auto& k : webgpu_profile_read(false)) before[k.kernel] = k;
+  for (int i = 0; i < n; ++i) fn();
+  synchronize();
+  std::vector<KernelTime> after = webgpu_profile_read(false);
+  if (!was_on) webgpu_profile(false);
+  double gpu_us = 0;
+  for (auto& k : after) {
+    if (auto it = before.find(k.kernel); it != before.end()) {
+      k.count -= it->second.count;
+      k.total_us -= it->second.total_us;  // min/max stay those of the whole tally
+    }
+    if (k.count == 0) continue;
+    gpu_us += k.total_us;
+    t.kernels.push_back(k);
+  }
+  std::stable_sort(t.kernels.begin(), t.kernels.end(),
+                   [](const KernelTime& a, const KernelTime& b) { return a.total_us > b.total_us; });
+  t.gpu_iters = n;
+  t.gpu_s = gpu_us * 1e-6 / n;
+  return t;
+}
+
+// "%.*f" of v * scale, or "-" (right-aligned in width) when v < 0 (not measured).
+inline std::string fmt(double v, double scale, int width, int prec) {
+  char buf[64];
+  if (v < 0 || !std::isfinite(v)) std::snprintf(buf, sizeof buf, "%*s", width, "-");
+  else std::snprintf(buf, sizeof buf, "%*.*f", width, prec, v * scale);
+  return buf;
+}
+
+// Rate (units per second) of amount per call over s seconds per call; -1 when s is not measured.
+inline double rate(double amount, double s) { return s > 0 ? amount / s : -1; }
+
+// One line saying how the gpu column was measured (or why it is empty).
+inline void print_gpu_note(const Timing& t) {
+  if (t.has_gpu())
+    std::printf("  (wall: %d calls after %.0f ms of warm-up; gpu: sum of kernel times from timestamp queries over "
+                "%d profiled calls)\n", t.iters, t.warmup_s * 1e3, t.gpu_iters);
+  else
+    std::printf("  (gpu column empty: %s)\n", t.gpu_why.c_str());
+}
+
+}  // namespace wgt::bench

@@ -1,0 +1,35 @@
+// GPU kernel times of the WebGPU backend, measured with timestamp queries (profiling mode).
+// Host wall time of small kernels is dominated by per-dispatch overhead; these times are what
+// the GPU itself spent in each kernel, attributed to its pipeline key (shader + defines).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wgt {
+
+struct KernelTime {
+  std::string kernel;  // pipeline key: shader name, then its defines (e.g. "binary|OP=a + b|...")
+  uint64_t count = 0;  // timed dispatches
+  double total_us = 0, min_us = 0, max_us = 0;
+  double mean_us() const { return count ? total_us / static_cast<double>(count) : 0.0; }
+};
+
+// Whether webgpu:device can profile (the adapter offers timestamp-query); *why says why not.
+bool webgpu_profile_supported(std::string* why = nullptr, int device = 0);
+// Turns profiling mode on or off. On: every dispatch runs in its own compute pass with
+// timestamp writes and every batch submission waits for its timestamps, so the host no longer
+// runs ahead of the GPU (profiling serializes batches). Throws Unsupported when the device is
+// missing or lacks timestamp-query. Env WGT_WEBGPU_PROFILE=1 turns it on at start-up and
+// prints webgpu_profile_report() to stderr at exit.
+void webgpu_profile(bool on, int device = 0);
+bool webgpu_profiling(int device = 0);
+// Per-kernel times since the last reset, largest total first. Submits the dispatches still
+// being recorded (and waits for them), so every op called so far is included.
+std::vector<KernelTime> webgpu_profile_read(bool reset = true, int device = 0);
+// A table of webgpu_profile_read(reset) (one line per kernel, sorted by total time).
+std::string webgpu_profile_report(bool reset = false, int device = 0);
+// The same table for times already read.
+std::string format_kernel_times(const std::vector<KernelTime>& times);
+
+}  // namespace wgt
