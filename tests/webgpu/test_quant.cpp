@@ -185,12 +185,14 @@ TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
 
 // Warps per workgroup: 1 (a workgroup = one warp), 3 (not a power of two), 8 (256
 // invocations, the WebGPU default limit), with 3 rows per warp so groups cover 3, 9 and 24
-// rows; both reductions.
+// rows; the workgroup-memory reduction too for 8 warps (its largest `red`). Kept to these
+// cases: lavapipe compiles each 256-invocation pipeline slowly.
 TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
   setenv("WGT_QMATVEC_ROWS", "3", 1);
   for (const char* warps : {"1", "3", "8"}) {
     setenv("WGT_QMATVEC_WARPS", warps, 1);
     for (const char* sg : {"on", "off"}) {
+      if (std::string(sg) == "off" && std::string(warps) != "8") continue;
       setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
       for (QType t : kStream)
         for (int64_t N : {1, 10, 50}) check_matmul(t, 2, N, 9 * qtype_info(t).block_elems, warps);
