@@ -14,7 +14,8 @@
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
 //   (iters: the least number of timed calls; the run lasts at least WGT_BENCH_MS = 300 ms)
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
-// Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8, WGT_QMATVEC_UNROLL=1/2/4/8,
+// Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8 (rows per warp),
+// WGT_QMATVEC_WARPS=1..8 (warps per workgroup), WGT_QMATVEC_UNROLL=1/2/4/8,
 // WGT_QMATVEC_SUBGROUPS=off (see docs/quantization.md).
 #include <chrono>
 #include <cmath>

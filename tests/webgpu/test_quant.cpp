@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "quant/blocks.hpp"
 #include "webgpu_test.hpp"
@@ -18,8 +19,8 @@ using namespace wgt;
 namespace {
 
 constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
-// The formats with a streaming-matvec lane shader (q*_lane.wgsl).
-constexpr QType kStream[] = {QType::Q8_0, QType::Q4_0, QType::Q4_K, QType::Q6_K};
+// The formats with a streaming-matvec lane shader (q*_lane.wgsl): all of them.
+constexpr QType kStream[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
 
 // Byte offset of the fp16 super-scale `d` inside a block (for the corrupted-scale tests).
 size_t d_offset(QType t) {
@@ -48,6 +49,7 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_KERNEL");
     unsetenv("WGT_QMATVEC_ROWS");
     unsetenv("WGT_QMATVEC_UNROLL");
+    unsetenv("WGT_QMATVEC_WARPS");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -126,11 +128,11 @@ void expect_env_error(const char* var) {
   }
 }
 
-// The streaming matvec (Q8_0, Q4_0, Q4_K, Q6_K: 32 lanes per weight row): K = one block
-// (most lanes of a row idle), 9 blocks (odd blocks 2 bytes into a word for the 18/34/210-byte
-// formats; a tail after the 2-block loop), 40 blocks (several trips); odd N for partial row
-// groups; M up to 4 (several x rows per dispatch); both reductions; 3, 4 and 8 rows per
-// workgroup.
+// The streaming matvec (every format; warps of 32 lanes, ROWS weight rows per warp): K = one
+// block (most lanes idle), 9 blocks (odd blocks 2 bytes into a word for the 18/34/210-byte
+// formats; a tail after the 2-block loop), 40 blocks (several trips); odd N for partial warps
+// and workgroups; M up to 4 (several x rows per dispatch); both reductions; 3, 4 and 8 rows
+// per warp.
 TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
   for (const char* sg : {"on", "off"}) {
     setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
@@ -161,6 +163,71 @@ TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
     for (int64_t N : {1, 7, 33}) check_matmul(t, 1, N, 9 * qtype_info(t).block_elems, "items");
 }
 
+// Row counts that are not multiples of ROWS * WARPS (1, 3, 37, 131: a workgroup with idle
+// warps, a warp with masked tail rows, several workgroups with a ragged last one), M = 1..4,
+// every format, every ROWS a tuning run would try; both reductions for ROWS = 8 (the largest
+// workgroup-memory slice). Odd K-block counts so misaligned blocks reach every row.
+TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
+  for (const char* rows : {"1", "2", "4", "8"}) {
+    setenv("WGT_QMATVEC_ROWS", rows, 1);
+    for (const char* sg : {"on", "off"}) {
+      if (std::string(sg) == "off" && std::string(rows) != "8") continue;
+      setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+      for (QType t : kStream) {
+        const int64_t bk = qtype_info(t).block_elems;
+        const int64_t K = bk == 32 ? 5 * bk : 3 * bk;
+        for (int64_t M = 1; M <= 4; ++M)
+          for (int64_t N : {1, 3, 37, 131}) check_matmul(t, M, N, K, rows);
+      }
+    }
+  }
+}
+
+// Warps per workgroup: 1 (a workgroup = one warp), 3 (not a power of two), 8 (256
+// invocations, the WebGPU default limit), with 3 rows per warp so groups cover 3, 9 and 24
+// rows; the workgroup-memory reduction too for 8 warps (its largest `red`). Kept to these
+// cases: lavapipe compiles each 256-invocation pipeline slowly.
+TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
+  setenv("WGT_QMATVEC_ROWS", "3", 1);
+  for (const char* warps : {"1", "3", "8"}) {
+    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    for (const char* sg : {"on", "off"}) {
+      if (std::string(sg) == "off" && std::string(warps) != "8") continue;
+      setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+      for (QType t : kStream)
+        for (int64_t N : {1, 10, 50}) check_matmul(t, 2, N, 9 * qtype_info(t).block_elems, warps);
+    }
+  }
+}
+
+// A NaN or inf fp16 scale in one row of a warp (row 2 of 5, 4 rows per warp) poisons that
+// row only: the rows sharing its lanes' x registers and accumulators stay as on the CPU.
+TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
+  const int64_t N = 5, bad = 2;
+  for (QType t : kStream)
+    for (uint16_t bits : {uint16_t{0x7E00}, uint16_t{0x7C00}, uint16_t{0xFC00}}) {
+      const int64_t K = 2 * qtype_info(t).block_elems;
+      const QTensor clean = qrand(t, N, K, 78);
+      std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
+      const size_t row_bytes = raw.size() / N;
+      std::memcpy(raw.data() + bad * row_bytes + d_offset(t), &bits, 2);
+      const QTensor w = QTensor::from_bytes(t, N, K, raw.data(), raw.size());
+      const Tensor x = Tensor::from_vector(randn(2 * K, 10, 1.f), {2, K});
+      const auto want = qmatmul_t(x, w).to_vector<float>();
+      const auto got = qmatmul_t(x.to(Device::webgpu()), w.to(Device::webgpu())).cpu().to_vector<float>();
+      for (int64_t m = 0; m < 2; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          const size_t i = static_cast<size_t>(m * N + n);
+          if (n == bad) {
+            EXPECT_FALSE(std::isfinite(got[i])) << qtype_name(t) << " bits=" << bits << " m=" << m;
+            EXPECT_FALSE(std::isfinite(want[i])) << qtype_name(t) << " bits=" << bits << " m=" << m;
+          } else {
+            EXPECT_NEAR(got[i], want[i], 1e-4 * std::max(1.f, std::fabs(want[i]))) << qtype_name(t) << " n=" << n;
+          }
+        }
+    }
+}
+
 TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   setenv("WGT_QMATVEC_KERNEL", "fast", 1);
   expect_env_error("WGT_QMATVEC_KERNEL");
@@ -173,6 +240,11 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   for (const char* u : {"0", "3", "16", "x"}) {
     setenv("WGT_QMATVEC_UNROLL", u, 1);
     expect_env_error("WGT_QMATVEC_UNROLL");
+  }
+  unsetenv("WGT_QMATVEC_UNROLL");
+  for (const char* wp : {"0", "9", "-1", "4 "}) {
+    setenv("WGT_QMATVEC_WARPS", wp, 1);
+    expect_env_error("WGT_QMATVEC_WARPS");
   }
 }
 

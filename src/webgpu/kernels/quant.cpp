@@ -1,6 +1,6 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
-// q*_lane, or q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
+// q*_lane (default), or q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
@@ -39,9 +39,9 @@ QKernels kernels_for(QType t) {
   switch (t) {
     case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane"};
     case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane"};
-    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", nullptr};
+    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane"};
     case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane"};
-    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", nullptr};
+    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane"};
     case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane"};
   }
   return {nullptr, nullptr, nullptr};
@@ -148,14 +148,11 @@ bool use_subgroups(const Context& ctx) {
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_SUBGROUPS='") + v + "'; use on or off");
 }
 
-// Weight rows per workgroup of the streaming matvec (32 invocations each). 4 is a first
-// guess; WGT_QMATVEC_ROWS=1..8 overrides it so that it can be tuned on a real GPU.
-constexpr uint32_t kStreamRows = 4;
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
-// WGT_QMATVEC_KERNEL picks the M <= 4 kernel: `stream` (default; one 32-lane group per weight
-// row, for the formats that have a q*_lane shader) or `items` (q_matvec[_sg], one block per
-// invocation), so that the two can be compared on the same build.
+// WGT_QMATVEC_KERNEL picks the M <= 4 kernel: `stream` (default; warps of 32 lanes streaming
+// ROWS weight rows each, every format has a q*_lane shader) or `items` (q_matvec[_sg], one
+// block per invocation), so that the two can be compared on the same build.
 bool use_stream(QType t) {
   const char* v = std::getenv("WGT_QMATVEC_KERNEL");
   const bool stream = !v || !*v || std::string(v) == "stream";
@@ -164,29 +161,40 @@ bool use_stream(QType t) {
   return stream && kernels_for(t).lane != nullptr;
 }
 
-// Blocks per lane per trip of the streaming matvec's main loop (loads in flight per lane).
-// 2 is a first guess; WGT_QMATVEC_UNROLL=1, 2, 4 or 8 overrides it for tuning.
+// Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
+uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
+  const char* v = std::getenv(var);
+  if (!v || !*v) return dflt;
+  const int r = std::atoi(v);
+  if (r < static_cast<int>(lo) || r > static_cast<int>(hi) || std::to_string(r) != v)
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
+                std::string(var) + "='" + v + "'; use " + std::to_string(lo) + " to " + std::to_string(hi));
+  return static_cast<uint32_t>(r);
+}
+
+// Weight rows per warp of the streaming matvec: each lane loads its x slice once per step
+// and dots it with this many rows (x traffic from L1 divided by it, R accumulators and R
+// sets of weight loads per lane). 4 is a guess pending the H200 sweep; WGT_QMATVEC_ROWS=1..8.
+constexpr uint32_t kStreamRows = 4;
+// Warps (of 32 invocations) per workgroup; a workgroup covers WARPS * ROWS rows.
+// WGT_QMATVEC_WARPS=1..8 (at most the device's invocations per workgroup / 32).
+constexpr uint32_t kStreamWarps = 4;
+// Blocks per lane per trip of the main loop (UNROLL * ROWS weight loads in flight per
+// lane). WGT_QMATVEC_UNROLL=1, 2, 4 or 8.
 constexpr uint32_t kStreamUnroll = 2;
 
 uint32_t stream_unroll() {
-  const char* v = std::getenv("WGT_QMATVEC_UNROLL");
-  if (!v || !*v) return kStreamUnroll;
-  const std::string s(v);
-  if (s != "1" && s != "2" && s != "4" && s != "8")
-    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL='" + s + "'; use 1, 2, 4 or 8");
-  return static_cast<uint32_t>(std::stoi(s));
+  const uint32_t u = env_knob("WGT_QMATVEC_UNROLL", kStreamUnroll, 1, 8);
+  if ((u & (u - 1)) != 0) throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL=" + std::to_string(u) + "; use 1, 2, 4 or 8");
+  return u;
 }
 
-uint32_t stream_rows(const Context& ctx) {
-  const char* v = std::getenv("WGT_QMATVEC_ROWS");
-  if (!v || !*v) return kStreamRows;
-  const int r = std::atoi(v);
-  if (r < 1 || r > 8 || std::to_string(r) != v)
-    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_ROWS='") + v + "'; use 1 to 8");
-  if (static_cast<uint32_t>(r) * kStreamLanes > ctx.limits().max_compute_invocations_per_workgroup)
+uint32_t stream_warps(const Context& ctx) {
+  const uint32_t wp = env_knob("WGT_QMATVEC_WARPS", kStreamWarps, 1, 8);
+  if (wp * kStreamLanes > ctx.limits().max_compute_invocations_per_workgroup)
     throw_error(ErrorKind::Unsupported, "qmatmul_t",
-                "WGT_QMATVEC_ROWS=" + std::string(v) + " exceeds the device's invocations per workgroup; use fewer");
-  return static_cast<uint32_t>(r);
+                "WGT_QMATVEC_WARPS=" + std::to_string(wp) + " exceeds the device's invocations per workgroup; use fewer");
+  return wp;
 }
 
 void launch_qmatmul(Context& ctx, OpCall& c) {
@@ -217,13 +225,17 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
-    const uint32_t rows = stream_rows(ctx);
+    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", kStreamRows, 1, 8);
+    const uint32_t warps = stream_warps(ctx);
     d.pipeline = ctx.pipeline({sg ? "q_mv_stream_sg" : "q_mv_stream",
                                {{"QCONST", qconst},
                                 {"LANE", kernels_for(t).lane},
                                 {"ROWS", std::to_string(rows)},
+                                {"WARPS", std::to_string(warps)},
                                 {"UNROLL", std::to_string(stream_unroll())}}});
-    auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + rows - 1) / rows));
+    // one workgroup per (x row, group of warps * rows weight rows)
+    const uint64_t group_rows = uint64_t{warps} * rows;
+    auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
     d.groups_x = gx;
     d.groups_y = gy;
     ctx.dispatch(d);

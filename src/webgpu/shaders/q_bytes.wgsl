@@ -68,3 +68,39 @@ fn bytes_bits(v: u32, sh: u32, mask: u32) -> vec4<f32> {
 fn pack8(a: vec4<f32>, b: vec4<f32>) -> array<f32, 8> {
   return array<f32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
+// Branch-free reads of 4, 8 and 16 bytes at an even byte offset, for the streaming matvec:
+// neighbouring lanes alternate between aligned and realigned blocks (18-, 34- and 210-byte
+// formats), so a branch would make every warp run both paths. Each reads the words from
+// off >> 2 up to the word holding the last byte ((off + n - 1) >> 2, equal to the previous
+// word when aligned: never past the bytes requested, so never past the buffer), then picks.
+fn bytes4_at(off: u32) -> u32 {
+  let a = w[off >> 2u];
+  let b = w[(off + 3u) >> 2u];
+  return select(a, (a >> 16u) | (b << 16u), (off & 2u) != 0u);
+}
+fn bytes8_at(off: u32) -> vec2<u32> {
+  let i = off >> 2u;
+  let a = vec2<u32>(w[i], w[i + 1u]);
+  let b = vec2<u32>(a.y, w[(off + 7u) >> 2u]);
+  return select(a, (a >> vec2<u32>(16u)) | (b << vec2<u32>(16u)), (off & 2u) != 0u);
+}
+fn bytes16_at(off: u32) -> vec4<u32> {
+  let i = off >> 2u;
+  let a = vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);
+  let b = vec4<u32>(a.yzw, w[(off + 15u) >> 2u]);
+  return select(a, (a >> vec4<u32>(16u)) | (b << vec4<u32>(16u)), (off & 2u) != 0u);
+}
+// Q4_K/Q5_K: (scale 2c, scale 2c+1, min 2c, min 2c+1) from the three 12-byte scale words
+// s0, s1, s2 (layout: unpack_scale_min_k in src/quant/blocks.hpp): both sub-blocks of a
+// pair sit in the same 16-bit half of each word, so the pair decodes with a few shifts.
+fn scale_min_pair_k(s0: u32, s1: u32, s2: u32, c: u32) -> vec4<f32> {
+  let sh = 16u * (c & 1u);
+  let a = (s0 >> sh) & 0xFFFFu;
+  let m = (s1 >> sh) & 0xFFFFu;
+  let e = (s2 >> sh) & 0xFFFFu;
+  // sub-blocks 0..3: 6 bits of bytes j (scale) and j + 4 (min); 4..7: a nibble of byte j + 4
+  // and the top 2 bits of bytes j - 4 (scale) and j (min).
+  let sc = select((e & 0x0F0Fu) | ((a >> 2u) & 0x3030u), a & 0x3F3Fu, c < 2u);
+  let mn = select(((e >> 4u) & 0x0F0Fu) | ((m >> 2u) & 0x3030u), m & 0x3F3Fu, c < 2u);
+  return vec4<f32>(f32(sc & 0xFFu), f32(sc >> 8u), f32(mn & 0xFFu), f32(mn >> 8u));
+}

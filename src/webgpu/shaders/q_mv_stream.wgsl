@@ -1,6 +1,7 @@
 // Streaming quantized matvec, workgroup-memory reduction (any device; the subgroup variant
-// is q_mv_stream_sg). See q_mv_stream_common for the work split. Each row's 32 lanes sit in
-// their own 32-slot segment of `red`, so all ROWS rows reduce together in log2(32) steps.
+// is q_mv_stream_sg). See q_mv_stream_common for the work split. Each warp's 32 lanes sit in
+// their own 32-slot segment of each row's slice of `red`, so all WARPS * ROWS rows reduce
+// together in log2(32) steps; lane r of a warp then stores row r.
 #include "q_mv_stream_common"
 
 @compute @workgroup_size(WG)
@@ -8,15 +9,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let g = row_group(wid, nwg);
   if (g.x >= params.m) { return; }  // uniform per workgroup
-  let r = lid / LANES;
+  let warp = lid / LANES;
   let lane = lid % LANES;
-  var s = 0.0;
-  if (r < g.z) { s = row_partial(g.x, g.y + r, lane); }
-  red[lid] = s;
+  let rows = warp_rows(g.y, warp);
+  var acc: array<f32, ROWS>;
+  if (rows.y > 0u) { acc = warp_partials(g.x, rows.x, rows.y, lane); }
+  for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
   workgroupBarrier();
   for (var h = LANES / 2u; h > 0u; h = h >> 1u) {
-    if (lane < h) { red[lid] = red[lid] + red[lid + h]; }
+    if (lane < h) {
+      for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
+    }
     workgroupBarrier();
   }
-  if (lane == 0u && r < g.z) { y[g.x * params.n + g.y + r] = red[lid]; }
+  if (lane < rows.y) { y[g.x * params.n + rows.x + lane] = red[lane * WG + warp * LANES]; }
 }

@@ -1,11 +1,12 @@
 enable subgroups;
 // Streaming quantized matvec, subgroup reduction. The launcher picks it only when the
 // device's largest subgroup is at most 32 invocations, so that a subgroup never spans two
-// weight rows: this relies on subgroups being consecutive, aligned runs of
+// warps: this relies on subgroups being consecutive, aligned runs of
 // local_invocation_index in a 1-D workgroup, which holds on the Vulkan, D3D12 and Metal
-// drivers we know of (and is covered by the lavapipe tests). subgroupAdd sums each subgroup,
-// its leader stores the sum, and lane 0 of the row adds the 32 / subgroup_size leaders'
-// sums (one read on a 32-wide device) after a single barrier.
+// drivers we know of (and is covered by the lavapipe tests). For each of the warp's ROWS
+// sums, subgroupAdd sums each subgroup and its leader stores the sum; after one barrier,
+// lane r of the warp adds the 32 / subgroup_size leaders' sums of row r (one read on a
+// 32-wide device) and stores y, so the ROWS outputs are written in parallel.
 #include "q_mv_stream_common"
 
 @compute @workgroup_size(WG)
@@ -14,16 +15,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) sgs: u32) {
   let g = row_group(wid, nwg);
   if (g.x >= params.m) { return; }  // uniform per workgroup
-  let r = lid / LANES;
+  let warp = lid / LANES;
   let lane = lid % LANES;
-  var s = 0.0;
-  if (r < g.z) { s = row_partial(g.x, g.y + r, lane); }
-  let t = subgroupAdd(s);
-  if (sid == 0u) { red[lid] = t; }
+  let rows = warp_rows(g.y, warp);
+  var acc: array<f32, ROWS>;
+  if (rows.y > 0u) { acc = warp_partials(g.x, rows.x, rows.y, lane); }
+  for (var r = 0u; r < ROWS; r = r + 1u) {
+    let t = subgroupAdd(acc[r]);
+    if (sid == 0u) { red[r * WG + lid] = t; }
+  }
   workgroupBarrier();
-  if (lane == 0u && r < g.z) {
-    var acc = 0.0;
-    for (var i = 0u; i < LANES; i = i + sgs) { acc = acc + red[lid + i]; }
-    y[g.x * params.n + g.y + r] = acc;
+  if (lane < rows.y) {
+    let base = lane * WG + warp * LANES;
+    var s = 0.0;
+    for (var i = 0u; i < LANES; i = i + sgs) { s = s + red[base + i]; }
+    y[g.x * params.n + rows.x + lane] = s;
   }
 }
