@@ -126,12 +126,13 @@ TEST_F(WebGpuAttentionDecode, MatchesReferenceBothKernels) {
   const Case cases[] = {
       // lane splits of the subgroup kernel (f16 rows need d % 8L == 0, f32 d % 4L == 0)
       {1, 4097, 32, 8, 128, true, f32, f16},  // the benchmark's shape, lk past a chunk multiple
-      {1, 5000, 8, 1, 128, true, f32, f32},   // GQA 8, f32 cache
+      {1, 5000, 8, 1, 128, true, f32, f32},   // GQA 8, f32 cache (16 lanes; split where subgroups are 8 wide)
+      {4, 5000, 16, 2, 64, true, f32, f32},   // GQA 8, f32 cache, 8 lanes
       {4, 4097, 4, 4, 64, true, f32, f16},    // GQA 1, max decode queries, causal
       {4, 7, 8, 2, 64, true, f16, f16},       // f16 queries and output, few keys
-      {1, 1, 8, 1, 128, true, f32, f16},      // a single key
+      {1, 1, 4, 1, 128, true, f32, f16},      // a single key
       {1, 7, 4, 1, 96, false, f32, f32},      // d 96, f32: 8 lanes of 12 dims
-      {3, 5000, 8, 2, 96, true, f32, f16},    // d 96, f16: 4 lanes of 24 dims
+      {3, 5000, 4, 2, 96, true, f32, f16},    // d 96, f16: 4 lanes of 24 dims
       {2, 4097, 12, 4, 96, true, f16, f32},   // GQA 3
       // d 80 with an f16 cache fits no lane split: the subgroup kernel falls back to split
       {1, 5000, 8, 2, 80, true, f32, f16},
@@ -164,7 +165,7 @@ TEST_F(WebGpuAttentionDecode, LargeScoresStayFinite) {
 
 // The sweep knobs of the subgroup kernel change only the schedule, never the result.
 TEST_F(WebGpuAttentionDecode, TuningKnobsKeepResults) {
-  const Case c{1, 4097, 16, 4, 128, true, DType::F32, DType::F16};
+  const Case c{1, 4097, 8, 4, 128, true, DType::F32, DType::F16};  // GQA 2: 4 or 8 lanes fit
   EnvGuard kernel("WGT_ATTN_DECODE_KERNEL", "sg");
   struct Knobs { const char *chunk, *lanes, *warps, *unroll; };
   const Knobs sweeps[] = {{"1", "4", "1", "1"}, {"100", "8", "2", "4"}, {"4096", nullptr, "8", "2"}, {"33", "4", "4", "2"}};

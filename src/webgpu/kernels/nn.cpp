@@ -196,9 +196,10 @@ constexpr int64_t kDecodeSgWarps = 4, kDecodeSgUnroll = 2;
 // enough loads are in flight, and not many more, since every workgroup pays a merge of its
 // lane groups' states and writes one partial per head for the reduction pass.
 constexpr int64_t kDecodeSgTargetGroups = 512;
-// Per-lane floats of q and acc (2 G D / L) the lane choice aims to stay under: more would
-// spill registers on NVIDIA (255 per invocation, and K/V words of U keys are live too).
-constexpr int64_t kDecodeSgRegs = 128, kDecodeSgMaxRegs = 256;
+// Most per-lane floats of q and acc (2 G D / L): with the K/V words of U keys also live, more
+// would spill registers on NVIDIA (255 per invocation), and lavapipe's LLVM takes ~30 s to
+// compile a 256-float variant.
+constexpr int64_t kDecodeSgMaxRegs = 128;
 
 struct DecodeSg {
   int64_t lanes = 0, wg = 0, unroll = 0;  // lanes == 0: the kernel does not apply
@@ -227,7 +228,7 @@ bool decode_sg_wanted() {
 // reads whole vec4<u32> words of each K/V row (D a multiple of 8 L for f16, 4 L for f32); the
 // L lanes of a key must share a subgroup and the workgroup must hold whole subgroups. Among
 // the lane counts that fit, the smallest (fewest shuffles per key) whose registers stay under
-// kDecodeSgRegs, else the one with the fewest registers if under kDecodeSgMaxRegs.
+// kDecodeSgMaxRegs.
 DecodeSg decode_sg_config(const Context& ctx, const AttnShape& s, DType kv) {
   DecodeSg c;
   if (!decode_sg_wanted() || !ctx.features().subgroups) return c;
@@ -238,13 +239,12 @@ DecodeSg decode_sg_config(const Context& ctx, const AttnShape& s, DType kv) {
     return c;
   const int64_t epv = kv == DType::F16 ? 8 : 4;
   auto fits = [&](int64_t l) { return l <= sg_min && l <= c.wg && s.d % (l * epv) == 0; };
-  auto regs = [&](int64_t l) { return 2 * s.group * s.d / l; };
+  auto fits_regs = [&](int64_t l) { return fits(l) && 2 * s.group * s.d / l <= kDecodeSgMaxRegs; };
   if (const int64_t forced = env_int("WGT_ATTN_DECODE_LANES", {4, 8, 16, 32})) {
-    if (fits(forced)) c.lanes = forced;
+    if (fits_regs(forced)) c.lanes = forced;
   } else {
-    for (int64_t l : {4, 8, 16, 32})
-      if (fits(l) && (c.lanes == 0 || regs(c.lanes) > kDecodeSgRegs)) c.lanes = l;
-    if (c.lanes && regs(c.lanes) > kDecodeSgMaxRegs) c.lanes = 0;
+    for (int64_t l : {32, 16, 8, 4})
+      if (fits_regs(l)) c.lanes = l;  // the smallest that fits: fewest shuffles per key
   }
   const int64_t unroll = env_int("WGT_ATTN_DECODE_UNROLL", {1, 2, 4});
   c.unroll = unroll ? unroll : kDecodeSgUnroll;
