@@ -3,6 +3,8 @@
 // split-KV kernel plus a reduction pass for decode (attention_decode*.wgsl).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -180,8 +182,96 @@ AttnShape attn_shape(const OpCall& call) {
   return s;
 }
 
-bool use_decode(const Context& ctx, const AttnShape& s) {
-  return s.lq <= kDecodeMaxQueries && decode_tile(ctx, s.d, s.group) > 0;
+// ---- decode, subgroup kernel (attention_decode_sg.wgsl) ----
+//
+// Knobs, read at every launch so that a benchmark can sweep them in one process:
+//   WGT_ATTN_DECODE_KERNEL = sg | split   default sg where it applies (see decode_sg_config);
+//                                         split forces the staged kernel; sg on a shape or
+//                                         device it does not fit still runs split
+//   WGT_ATTN_DECODE_CHUNK  = keys per workgroup (rounded up to a whole loop trip)
+//   WGT_ATTN_DECODE_LANES  = 4 | 8 | 16 | 32   invocations per key (must fit the head dim)
+//   WGT_ATTN_DECODE_WARPS  = 1 | 2 | 4 | 8     workgroup size in units of 32 invocations
+//   WGT_ATTN_DECODE_UNROLL = 1 | 2 | 4         keys per lane group per loop trip
+constexpr int64_t kDecodeSgWarps = 4, kDecodeSgUnroll = 2;
+// Workgroups the default chunk aims at: a few per SM of a large GPU (an H200 has 132) so that
+// enough loads are in flight, and not many more, since every workgroup pays a merge of its
+// lane groups' states and writes one partial per head for the reduction pass.
+constexpr int64_t kDecodeSgTargetGroups = 512;
+// Most per-lane floats of q and acc (2 G D / L): with the K/V words of U keys also live, more
+// would spill registers on NVIDIA (255 per invocation), and lavapipe's LLVM takes ~30 s to
+// compile a 256-float variant.
+constexpr int64_t kDecodeSgMaxRegs = 128;
+
+struct DecodeSg {
+  int64_t lanes = 0, wg = 0, unroll = 0;  // lanes == 0: the kernel does not apply
+};
+
+// Positive integer from the environment, 0 when unset; anything else is an error naming it.
+int64_t env_int(const char* name, std::initializer_list<int64_t> allowed = {}) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  bool ok = *end == '\0' && x > 0 && x < (int64_t{1} << 30);
+  if (ok && allowed.size() > 0) ok = std::find(allowed.begin(), allowed.end(), x) != allowed.end();
+  if (!ok) throw_error(ErrorKind::InvalidArgument, "attention", std::string(name) + "='" + v + "' is not a valid value");
+  return x;
+}
+
+bool decode_sg_wanted() {
+  const char* v = std::getenv("WGT_ATTN_DECODE_KERNEL");
+  if (!v || !*v || std::string(v) == "sg") return true;
+  if (std::string(v) == "split") return false;
+  throw_error(ErrorKind::InvalidArgument, "attention", std::string("WGT_ATTN_DECODE_KERNEL='") + v + "'; use sg or split");
+}
+
+// Lanes per key and workgroup size of the subgroup kernel for this shape, or lanes 0. A lane
+// reads whole vec4<u32> words of each K/V row (D a multiple of 8 L for f16, 4 L for f32); the
+// L lanes of a key must share a subgroup and the workgroup must hold whole subgroups. Among
+// the lane counts that fit, the smallest (fewest shuffles per key) whose registers stay under
+// kDecodeSgMaxRegs.
+DecodeSg decode_sg_config(const Context& ctx, const AttnShape& s, DType kv) {
+  DecodeSg c;
+  if (!decode_sg_wanted() || !ctx.features().subgroups) return c;
+  const int64_t sg_min = ctx.limits().subgroup_min_size, sg_max = ctx.limits().subgroup_max_size;
+  const int64_t warps = env_int("WGT_ATTN_DECODE_WARPS", {1, 2, 4, 8});
+  c.wg = 32 * (warps ? warps : kDecodeSgWarps);
+  if (sg_min < 4 || sg_max == 0 || c.wg % sg_max != 0 || c.wg > ctx.limits().max_compute_invocations_per_workgroup)
+    return c;
+  const int64_t epv = kv == DType::F16 ? 8 : 4;
+  auto fits = [&](int64_t l) { return l <= sg_min && l <= c.wg && s.d % (l * epv) == 0; };
+  auto fits_regs = [&](int64_t l) { return fits(l) && 2 * s.group * s.d / l <= kDecodeSgMaxRegs; };
+  if (const int64_t forced = env_int("WGT_ATTN_DECODE_LANES", {4, 8, 16, 32})) {
+    if (fits_regs(forced)) c.lanes = forced;
+  } else {
+    for (int64_t l : {32, 16, 8, 4})
+      if (fits_regs(l)) c.lanes = l;  // the smallest that fits: fewest shuffles per key
+  }
+  const int64_t unroll = env_int("WGT_ATTN_DECODE_UNROLL", {1, 2, 4});
+  c.unroll = unroll ? unroll : kDecodeSgUnroll;
+  const int64_t smem = 4 * (c.wg / std::max<int64_t>(sg_min, 1) * s.group + s.group * s.d + s.group);
+  if (smem > ctx.limits().max_compute_workgroup_storage_size) c.lanes = 0;
+  return c;
+}
+
+// Keys per workgroup of the subgroup kernel: enough splits of the keys for about
+// kDecodeSgTargetGroups workgroups over (splits, kv heads, queries), WGT_ATTN_DECODE_CHUNK to
+// override; a whole number of loop trips (WG / L * U keys), and few enough splits for the grid.
+int64_t decode_sg_chunk(const Context& ctx, const AttnShape& s, const DecodeSg& c) {
+  const int64_t trip = c.wg / c.lanes * c.unroll;
+  int64_t chunk = env_int("WGT_ATTN_DECODE_CHUNK");
+  if (chunk == 0) {
+    const int64_t splits = std::max<int64_t>(1, kDecodeSgTargetGroups / std::max<int64_t>(1, s.kv_heads * s.lq));
+    chunk = (s.lk + splits - 1) / splits;
+  }
+  chunk = std::max(trip, (chunk + trip - 1) / trip * trip);
+  const int64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+  while ((s.lk + chunk - 1) / chunk > max_groups) chunk *= 2;
+  return chunk;
+}
+
+bool use_decode(const Context& ctx, const AttnShape& s, DType kv) {
+  return s.lq <= kDecodeMaxQueries && (decode_tile(ctx, s.d, s.group) > 0 || decode_sg_config(ctx, s, kv).lanes > 0);
 }
 
 Support check_attention(const Context& ctx, const OpCall& call) {
@@ -195,7 +285,7 @@ Support check_attention(const Context& ctx, const OpCall& call) {
     if (Support s = float_dtype(call.inputs[3].dtype(), "mask"); !s.ok) return s;
   const AttnShape s = attn_shape(call);
   if (s.d == 0 || s.heads == 0) return Support::yes();  // nothing to compute; launch writes nothing
-  if (!use_decode(ctx, s) && prefill_smem(s.d) > ctx.limits().max_compute_workgroup_storage_size)
+  if (!use_decode(ctx, s, call.inputs[1].dtype()) && prefill_smem(s.d) > ctx.limits().max_compute_workgroup_storage_size)
     return Support::no("head_dim " + std::to_string(s.d) + " needs " + std::to_string(prefill_smem(s.d)) +
                        " bytes of workgroup memory, the adapter allows " +
                        std::to_string(ctx.limits().max_compute_workgroup_storage_size));
@@ -225,7 +315,7 @@ void launch_attention(Context& ctx, OpCall& call) {
   std::vector<std::pair<std::string, std::string>> defs{
       {"Q_F16", f16_flag(q.dtype())}, {"K_F16", f16_flag(k.dtype())}, {"M_F16", f16_flag(mt)}, {"D", std::to_string(s.d)}};
 
-  if (!use_decode(ctx, s)) {
+  if (!use_decode(ctx, s, k.dtype())) {
     defs.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
     Dispatch d;
     d.pipeline = ctx.pipeline(ShaderVariant{"attention_prefill", defs});
@@ -238,13 +328,21 @@ void launch_attention(Context& ctx, OpCall& call) {
     return;
   }
 
-  // Decode: enough splits of the keys to give the GPU ~kDecodeTargetGroups workgroups.
-  const int64_t tile = decode_tile(ctx, s.d, s.group);
-  const int64_t max_split = std::max<int64_t>(1, (s.lk + tile - 1) / tile);
-  int64_t n_split = std::clamp<int64_t>(kDecodeTargetGroups / (s.kv_heads * s.lq), 1, max_split);
-  int64_t chunk = (s.lk + n_split - 1) / n_split;
-  chunk = std::max<int64_t>(tile, (chunk + tile - 1) / tile * tile);
-  n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
+  // Decode, pass 1: the subgroup kernel where it applies, else the staged split-KV kernel.
+  const DecodeSg sg = decode_sg_config(ctx, s, k.dtype());
+  int64_t n_split = 0, chunk = 0, tile = 0;
+  if (sg.lanes > 0) {
+    chunk = decode_sg_chunk(ctx, s, sg);
+    n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
+  } else {
+    // Enough splits of the keys to give the GPU ~kDecodeTargetGroups workgroups.
+    tile = decode_tile(ctx, s.d, s.group);
+    const int64_t max_split = std::max<int64_t>(1, (s.lk + tile - 1) / tile);
+    n_split = std::clamp<int64_t>(kDecodeTargetGroups / (s.kv_heads * s.lq), 1, max_split);
+    chunk = (s.lk + n_split - 1) / n_split;
+    chunk = std::max<int64_t>(tile, (chunk + tile - 1) / tile * tile);
+    n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
+  }
   p.n_split = u32(n_split);
   p.chunk = u32(chunk);
   // Partial states live in scratch tensors that die with this call; the pool keeps their
@@ -252,9 +350,16 @@ void launch_attention(Context& ctx, OpCall& call) {
   Tensor part_acc = Tensor::empty({s.lq * s.heads * n_split * s.d}, DType::F32, o.device());
   Tensor part_ml = Tensor::empty({s.lq * s.heads * n_split * 2}, DType::F32, o.device());
   defs.push_back({"G", std::to_string(s.group)});
-  defs.push_back({"T", std::to_string(tile)});
+  if (sg.lanes > 0) {
+    defs.push_back({"L", std::to_string(sg.lanes)});
+    defs.push_back({"WG", std::to_string(sg.wg)});
+    defs.push_back({"U", std::to_string(sg.unroll)});
+    defs.push_back({"SG_MIN", std::to_string(ctx.limits().subgroup_min_size)});
+  } else {
+    defs.push_back({"T", std::to_string(tile)});
+  }
   Dispatch d1;
-  d1.pipeline = ctx.pipeline(ShaderVariant{"attention_decode", defs});
+  d1.pipeline = ctx.pipeline(ShaderVariant{sg.lanes > 0 ? "attention_decode_sg" : "attention_decode", defs});
   d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(part_acc, false), ctx.arg(part_ml, false)};
   d1.params = &p;
   d1.params_size = sizeof p;
