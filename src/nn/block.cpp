@@ -273,8 +273,8 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   Tensor q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
   Tensor k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
   Tensor v = project(xn, w_.wv, w_.quant.wv).view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
-  q = rope(q, pos, c.rope);
-  k = rope(k, pos, c.rope);
+  rope_(q, pos, c.rope);  // in place: q and k are fresh projection outputs, owned here
+  rope_(k, pos, c.rope);
   cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
   AttnConfig ac;
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
