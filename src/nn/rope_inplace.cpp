@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 #include "ops/op_common.hpp"
 #include "ops/rope_call.hpp"
