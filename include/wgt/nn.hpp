@@ -29,6 +29,14 @@ struct RopeConfig {
 Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg = {});
 // Explicit positions: an I32/I64 tensor [seq] (values >= 0), shared by every batch entry.
 Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg = {});
+// In place: the same rotation written into x's own storage (x may be a strided view, e.g. the
+// Q or K part of a fused QKV projection; elements outside the view and dims >= n_rot are not
+// written). Same arguments and errors as rope(), plus InvalidArgument when x's elements
+// overlap (an expand() view) or positions share x's storage. Runs where x lives: the CPU for a
+// host x; on a device the WebGPU kernel, else (policy cpu-only, or a call the kernel cannot
+// run under policy auto with fallback) a host round trip counted in the stats as "host-write".
+void rope_(Tensor& x, int64_t offset, const RopeConfig& cfg = {});
+void rope_(Tensor& x, const Tensor& positions, const RopeConfig& cfg = {});
 
 // ---------------------------------------------------------------------------------------------
 // Attention. q [q_len, n_heads, d], k and v [kv_len, n_kv_heads, d]; n_kv_heads divides

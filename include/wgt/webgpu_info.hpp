@@ -29,4 +29,20 @@ struct WebGPUInfo {
 // set when Dawn or a real (non-Null) adapter is missing.
 std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none);
 
+// Command batching of one WebGPU device: monotonic counters since the device was created
+// (diff two snapshots). Dispatches are recorded into one command encoder and submitted when
+// max_batch of them are pending, when a read or a queue write needs the device up to date,
+// or at synchronize(); the host blocks only in reads and synchronize().
+struct WebGPUBatchStats {
+  uint64_t dispatches = 0;  // compute dispatches recorded
+  uint64_t submits = 0;     // queue submissions: dispatch batches, plus one copy per read
+  uint64_t host_waits = 0;  // times the host blocked on the device (reads, synchronize)
+  uint32_t max_batch = 0;   // dispatches per submission before an automatic one
+};
+// Throws Unsupported when webgpu:device_index is not available.
+WebGPUBatchStats webgpu_batch_stats(int device_index = 0);
+// Dispatches per submission (default 256, or env WGT_WEBGPU_BATCH; 0 means 1). Larger batches
+// cost fewer submissions, smaller ones start the device sooner on long programs.
+void set_webgpu_max_batch(uint32_t dispatches, int device_index = 0);
+
 }  // namespace wgt

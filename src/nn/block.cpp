@@ -334,8 +334,8 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   q = q.view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
   k = k.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
   v = v.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
-  q = rope(q, pos, c.rope);
-  k = rope(k, pos, c.rope);
+  rope_(q, pos, c.rope);  // in place: q and k are fresh projection outputs (or slices of one), owned here
+  rope_(k, pos, c.rope);
   cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
   AttnConfig ac;
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));

@@ -4,7 +4,9 @@
 //  - Rope: inputs = {x} or {x, positions}; x is [seq, H, D] or [B, seq, H, D] (any strides),
 //    positions an I32/I64 [seq] tensor (values >= 0; when absent the position of row s is
 //    attrs.pos_offset + s). attrs.n_rot (even, 2 <= n_rot <= D), attrs.rope_neox,
-//    attrs.scalar0 = base (> 0), attrs.scalar1 = freq_scale. Output like x, contiguous.
+//    attrs.scalar0 = base (> 0), attrs.scalar1 = freq_scale. Output like x, contiguous; or no
+//    outputs: rope_ (src/nn/rope_inplace.cpp) rotates inputs[0] in place, a non-overlapping
+//    view of any strides, and only its rotated dims are written.
 //  - Attention: inputs = {q [Lq, H, D], k [Lk, Hkv, D], v [Lk, Hkv, D], [mask [Lq, Lk]]}; k and
 //    v share a float dtype, q (and the output) may have another; the mask is present when
 //    attrs.has_mask (already expanded to [Lq, Lk], any float dtype). attrs.scalar0 = scale,
@@ -15,6 +17,7 @@
 #include <cmath>
 
 #include "ops/op_common.hpp"
+#include "ops/rope_call.hpp"
 #include "wgt/nn.hpp"
 
 namespace wgt {
@@ -43,11 +46,12 @@ int64_t check_rope(const Tensor& x, const RopeConfig& cfg, const char* name) {
   return n_rot;
 }
 
-Tensor rope_impl(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg) {
-  const char* name = "rope";
+}  // namespace
+
+OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg, const char* name) {
   std::vector<const Tensor*> all{&x};
   if (positions) all.push_back(positions);
-  Device dev = common_device(all, name);
+  common_device(all, name);
   const int64_t n_rot = check_rope(x, cfg, name);
   const int64_t seq = x.shape()[x.dim() - 3];
   OpCall call{OpKind::Rope, name, {x}, {}, {}, 0.0, {}};
@@ -69,14 +73,16 @@ Tensor rope_impl(const Tensor& x, const Tensor* positions, int64_t offset, const
   call.attrs.scalar0 = cfg.base;
   call.attrs.scalar1 = cfg.freq_scale;
   call.work = 4.0 * static_cast<double>(x.numel());
-  return Runtime::get().run1(call, {x.shape(), x.dtype()}, dev);
+  return call;
 }
 
-}  // namespace
-
-Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg) { return rope_impl(x, nullptr, offset, cfg); }
+Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg) {
+  OpCall call = rope_call(x, nullptr, offset, cfg, "rope");
+  return Runtime::get().run1(call, {x.shape(), x.dtype()}, x.device());
+}
 Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg) {
-  return rope_impl(x, &positions, 0, cfg);
+  OpCall call = rope_call(x, &positions, 0, cfg, "rope");
+  return Runtime::get().run1(call, {x.shape(), x.dtype()}, x.device());
 }
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttnConfig& cfg) {

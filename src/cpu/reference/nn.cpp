@@ -25,7 +25,9 @@ std::vector<double> to_doubles(const Tensor& t) {
 void run_rope(OpCall& call) {
   const Tensor& x = call.inputs[0];
   const Tensor* positions = call.inputs.size() > 1 ? &call.inputs[1] : nullptr;
-  Tensor& out = call.outputs[0];
+  // No outputs: rope_ rotates x in place. Each row is read whole before it is written, and
+  // rows do not share elements (rope_ rejects overlapping views), so aliasing is harmless.
+  const Tensor& out = call.outputs.empty() ? x : call.outputs[0];
   const int r = x.dim();
   const int64_t seq = x.shape()[r - 3], H = x.shape()[r - 2];
   const int64_t n_rot = call.attrs.n_rot, half = n_rot / 2;

@@ -66,16 +66,98 @@ struct RopeParams {  // mirrors Params of rope.wgsl
 };
 static_assert(sizeof(RopeParams) == 48, "RopeParams must match rope.wgsl");
 
+struct RopeInplaceParams {  // mirrors Params of rope_inplace.wgsl
+  uint32_t units, upr, ppu, seq, heads, n_rot, neox, pos_offset;
+  float base_log2, freq_scale;
+  uint32_t off, pad0;
+  uint32_t st_b, st_s, st_h, st_d;
+};
+static_assert(sizeof(RopeInplaceParams) == 64, "RopeInplaceParams must match rope_inplace.wgsl");
+
+// The strides of an in-place x as [b, s, h, d] (b = 0 for a 3-D x). A dim of size 1 is never
+// stepped along, so its stride is reported as 0 (it may be anything, even negative).
+struct RopeStrides {
+  int64_t v[4] = {0, 0, 0, 0};
+  int64_t operator[](int k) const { return v[k]; }
+};
+RopeStrides rope_strides(const Tensor& x) {
+  RopeStrides st;
+  for (int k = 0; k < x.dim(); ++k)
+    if (x.shape()[k] > 1) st.v[4 - x.dim() + k] = x.strides()[k];
+  return st;
+}
+
+// Why rope_inplace.wgsl cannot write x in place, or "" when it can.
+std::string rope_inplace_blocker(const Tensor& x) {
+  const auto st = rope_strides(x);
+  for (int64_t v : st.v)
+    if (v < 0) return "in-place rope needs non-negative strides";
+  if (x.dtype() != DType::F16) return "";
+  // Packed f16: an invocation owns whole words only if every row starts at an even element
+  // and its pairs are word pairs (unit stride along head_dim).
+  if (st[3] != 1) return "in-place f16 rope needs unit stride along head_dim";
+  if (x.offset() % 2 != 0 || st[0] % 2 != 0 || st[1] % 2 != 0 || st[2] % 2 != 0)
+    return "in-place f16 rope needs rows starting at even elements (each row must own whole 32-bit words)";
+  return "";
+}
+
 Support check_rope(const Context&, const OpCall& call) {
   if (Support s = float_dtype(call.inputs[0].dtype(), "x"); !s.ok) return s;
   if (call.inputs.size() > 1 && call.inputs[1].dtype() != DType::I32)
     return Support::no("positions must be i32 on WebGPU (no 64-bit integers in WGSL)");
   if (call.attrs.pos_offset >= (int64_t{1} << 24))
     return Support::no("positions above 2^24 are not exact in f32");
+  if (call.outputs.empty())
+    if (std::string why = rope_inplace_blocker(call.inputs[0]); !why.empty()) return Support::no(why);
   return small_enough(call);
 }
 
+// In place (no outputs): rotation units of one row, see rope_inplace.wgsl. f32: one pair per
+// unit. f16: a unit must own whole words: normal pairs (2i, 2i+1) are one word; neox pairs
+// (i, i + n_rot/2) take two adjacent pairs per unit when n_rot/2 is even, else the whole row.
+void launch_rope_inplace(Context& ctx, OpCall& call) {
+  const Tensor& x = call.inputs[0];
+  const bool has_pos = call.inputs.size() > 1;
+  const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : Tensor();
+  const int r = x.dim();
+  const int64_t half = call.attrs.n_rot / 2;
+  int64_t ppu = 1;
+  if (x.dtype() == DType::F16 && call.attrs.rope_neox) ppu = half % 2 == 0 ? 2 : half;
+  const int64_t rows = x.numel() / x.shape()[r - 1];
+  const auto st = rope_strides(x);
+  RopeInplaceParams p{};
+  p.upr = u32(half / ppu);
+  p.units = u32(rows * (half / ppu));
+  p.ppu = u32(ppu);
+  p.seq = u32(x.shape()[r - 3]);
+  p.heads = u32(x.shape()[r - 2]);
+  p.n_rot = u32(call.attrs.n_rot);
+  p.neox = call.attrs.rope_neox ? 1 : 0;
+  p.pos_offset = u32(call.attrs.pos_offset);
+  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
+  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  p.off = u32(x.offset());
+  p.st_b = u32(st[0]);
+  p.st_s = u32(st[1]);
+  p.st_h = u32(st[2]);
+  p.st_d = u32(st[3]);
+  if (p.units == 0) return;
+  ShaderVariant v{"rope_inplace",
+                  {{"F16", f16_flag(x.dtype())}, {"POSITIONS", has_pos ? "rope_pos_buffer" : "rope_pos_offset"}}};
+  auto [gx, gy] = ctx.grid((uint64_t{p.units} + kEw - 1) / kEw);
+  Dispatch d;
+  d.pipeline = ctx.pipeline(v);
+  d.args = {ctx.arg(x, false)};
+  if (has_pos) d.args.push_back(ctx.arg(pos));
+  d.params = &p;
+  d.params_size = sizeof p;
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
 void launch_rope(Context& ctx, OpCall& call) {
+  if (call.outputs.empty()) return launch_rope_inplace(ctx, call);
   const Tensor x = ctx.compact(call.inputs[0]);
   const bool has_pos = call.inputs.size() > 1;
   const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : x;

@@ -1,0 +1,15 @@
+// The RoPE call builder shared by rope() (src/ops/nn.cpp) and the in-place rope_()
+// (src/nn/rope_inplace.cpp), so both validate their arguments identically.
+#pragma once
+#include <cstdint>
+
+#include "wgt/backend.hpp"
+#include "wgt/nn.hpp"
+
+namespace wgt {
+
+// Validates x, positions (may be null: positions offset + s) and cfg, naming `name` in every
+// error; returns the Rope OpCall without outputs (the contract is in src/ops/nn.cpp).
+OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg, const char* name);
+
+}  // namespace wgt

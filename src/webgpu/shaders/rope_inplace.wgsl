@@ -1,0 +1,68 @@
+// RoPE in place (rope_; formula in docs/transformer.md) through the strides of a view
+// [B, seq, H, D] of x, f32 or packed f16 (ew_f16). One invocation per unit of ppu
+// consecutive rotation pairs of one row; it reads both elements of each pair before writing
+// them, so no other invocation touches its elements. f16 units own whole u32 words (the
+// launcher guarantees word-aligned rows and picks ppu so), so the read-modify-write of a
+// half never races with a neighbour's. Dims >= n_rot are not written.
+// Defines: F16, POSITIONS (the include that declares the params binding and fn row_position:
+// rope_pos_buffer binds an i32 positions buffer, rope_pos_offset uses pos_offset + s).
+#include "ew_f16"
+
+struct Params {
+  units: u32, upr: u32, ppu: u32, seq: u32,
+  heads: u32, n_rot: u32, neox: u32, pos_offset: u32,
+  base_log2: f32, freq_scale: f32, off: u32, pad0: u32,
+  st_b: u32, st_s: u32, st_h: u32, st_d: u32,
+}
+
+const F16: bool = {{F16}};
+
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+#include "{{POSITIONS}}"
+
+fn ld(i: u32) -> f32 {
+  if (F16) { return f16_at(x[i >> 1u], i); }
+  return bitcast<f32>(x[i]);
+}
+
+fn st(i: u32, v: f32) {
+  if (F16) {
+    let w = i >> 1u;
+    let sh = (i & 1u) * 16u;
+    x[w] = (x[w] & ~(0xffffu << sh)) | (f16_bits(v) << sh);
+    return;
+  }
+  x[i] = bitcast<u32>(v);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let p = params;
+  let u = gid.x + gid.y * nwg.x * 256u;
+  if (u >= p.units) { return; }
+  let row = u / p.upr;  // ((b * seq) + s) * heads + h
+  let h = row % p.heads;
+  let s = (row / p.heads) % p.seq;
+  let b = row / (p.heads * p.seq);
+  let base = p.off + b * p.st_b + s * p.st_s + h * p.st_h;
+  let pos = row_position(s);
+  let half = p.n_rot / 2u;
+  let first = (u % p.upr) * p.ppu;
+  for (var k = 0u; k < p.ppu; k = k + 1u) {
+    let i = first + k;
+    var ia = 2u * i;
+    var ib = 2u * i + 1u;
+    if (p.neox != 0u) {
+      ia = i;
+      ib = i + half;
+    }
+    // Same expression as rope.wgsl, so rope_ and rope give the same bits on one adapter.
+    let theta = pos * p.freq_scale * exp2(-2.0 * f32(i) / f32(p.n_rot) * p.base_log2);
+    let c = cos(theta);
+    let sn = sin(theta);
+    let a = ld(base + ia * p.st_d);
+    let bv = ld(base + ib * p.st_d);
+    st(base + ia * p.st_d, a * c - bv * sn);
+    st(base + ib * p.st_d, a * sn + bv * c);
+  }
+}

@@ -1,0 +1,204 @@
+// A whole decode step of a device-resident BlockStack is recorded without any host wait and
+// submitted in as few submissions as the batch limit allows; the only host wait is the final
+// read of the output. Observed through the public webgpu_batch_stats() and the runtime's
+// per-op counters (every op on webgpu:0, no fallback, no transfer but the read).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "webgpu_test.hpp"
+#include "wgt/webgpu_info.hpp"
+#include "wgt/wgt.hpp"
+
+namespace wgt {
+namespace {
+
+const Device kGpu = Device::webgpu(0);
+
+class DecodeSubmission : public wgt::testing::WebGpuTest {
+ protected:
+  void SetUp() override {
+    WebGpuTest::SetUp();
+    saved_batch_ = webgpu_batch_stats().max_batch;
+  }
+  void TearDown() override {
+    set_webgpu_max_batch(saved_batch_);
+    WebGpuTest::TearDown();
+  }
+
+  static BlockConfig config() {
+    BlockConfig cfg;
+    cfg.dim = 64;
+    cfg.n_heads = 4;
+    cfg.n_kv_heads = 2;
+    cfg.ffn_dim = 96;
+    cfg.rope.style = RopeStyle::Neox;
+    return cfg;
+  }
+  // Four blocks with distinct random weights on `device` (weights pinned there).
+  static BlockStack make_stack(Device device, DType cache_dtype) {
+    std::vector<TransformerBlock> blocks;
+    for (uint64_t i = 0; i < 4; ++i) {
+      blocks.emplace_back(config(), BlockWeights::random(config(), 200 + i, DType::F32, device));
+      blocks.back().pin_weights();
+    }
+    return BlockStack(std::move(blocks), 16, cache_dtype);
+  }
+  // Every op since the last reset_stats() ran on webgpu:0, with no fallback or transfer
+  // besides `downloaded` bytes.
+  static void expect_all_on_device(uint64_t downloaded) {
+    const RuntimeStats& st = Runtime::get().stats();
+    EXPECT_EQ(st.fallbacks, 0u);
+    EXPECT_EQ(st.bytes_uploaded, 0u) << "a host-to-device transfer inside the decode step";
+    EXPECT_EQ(st.bytes_downloaded, downloaded) << "a device-to-host transfer besides the final read";
+    EXPECT_EQ(st.evictions, 0u);
+    EXPECT_FALSE(st.per_op.empty());
+    for (const auto& [op, per_backend] : st.per_op)
+      for (const auto& [backend, c] : per_backend)
+        EXPECT_EQ(backend, "webgpu:0") << op << " ran on " << backend << " (" << c.last_reason << ")";
+  }
+
+  // Reads t's bytes (any dtype) to the host: one device read.
+  static void read_back(const Tensor& t) {
+    std::vector<uint8_t> bytes(t.nbytes());
+    t.copy_to_host(bytes.data(), bytes.size());
+  }
+
+  uint32_t saved_batch_ = 256;
+};
+
+TEST_F(DecodeSubmission, BlockStackDecodeStepIsOneSubmissionWithOneWait) {
+  const int64_t prompt = 5, dim = config().dim;
+  const Tensor tokens = rand_normal({prompt + 1, dim}, 7, 0.0, 1.0);  // prompt, then one decode token
+
+  // Reference: the same stack on the CPU, prefill of all six rows (row 5 = the decode step).
+  use_cpu_reference();
+  BlockStack ref = make_stack(Device::cpu(), DType::F32);
+  const std::vector<float> want = ref.forward(tokens).slice(0, prompt, prompt + 1).contiguous().to_vector<float>();
+
+  use_gpu();  // no fallback: an op the device cannot run throws instead of using the CPU
+  BlockStack stack = make_stack(kGpu, DType::F32);
+  (void)stack.forward(tokens.slice(0, 0, prompt).to(kGpu)).to_vector<float>();  // prefill
+  const Tensor x = tokens.slice(0, prompt, prompt + 1).contiguous().to(kGpu);
+  set_webgpu_max_batch(1 << 16);  // far above one step's dispatches: one batch per step
+  synchronize();                  // nothing pending from the setup
+  Runtime::get().reset_stats();
+  const WebGPUBatchStats s0 = webgpu_batch_stats();
+
+  Tensor y = stack.forward(x);
+  const WebGPUBatchStats s1 = webgpu_batch_stats();
+  EXPECT_GT(s1.dispatches - s0.dispatches, 4u * 8u) << "four blocks of at least 8 kernels each";
+  EXPECT_EQ(s1.host_waits - s0.host_waits, 0u) << "the host waited while recording the step";
+  EXPECT_EQ(s1.submits - s0.submits, 0u) << "the step was submitted before its output was needed";
+
+  const std::vector<float> got = y.to_vector<float>();
+  const WebGPUBatchStats s2 = webgpu_batch_stats();
+  EXPECT_EQ(s2.host_waits - s0.host_waits, 1u) << "exactly one wait: the read of the output";
+  // Two queue submissions: the recorded step (one command buffer) and the read's copy into a
+  // mappable staging buffer.
+  EXPECT_EQ(s2.submits - s0.submits, 2u);
+  EXPECT_EQ(s2.dispatches, s1.dispatches) << "reading must not dispatch";
+  expect_all_on_device(got.size() * sizeof(float));
+  EXPECT_EQ(stack.pos(), prompt + 1);
+
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+}
+
+// The same single-submission property for the other weight kinds a block runs on the device:
+// block-quantized projections (the quantized matvec kernels) and f16 weights, with f16 caches.
+TEST_F(DecodeSubmission, QuantizedAndF16BlocksDecodeInOneSubmission) {
+  BlockConfig cfg;
+  cfg.dim = 256;  // K-quants need in_features % 256 == 0
+  cfg.n_heads = 4;
+  cfg.n_kv_heads = 2;
+  cfg.ffn_dim = 512;
+  use_gpu();
+  struct Kind {
+    const char* name;
+    DType dtype;
+    bool quantized;
+  };
+  for (const Kind& kind : {Kind{"q4_k/q8_0", DType::F32, true}, Kind{"f16", DType::F16, false}}) {
+    SCOPED_TRACE(kind.name);
+    std::vector<TransformerBlock> blocks;
+    for (uint64_t i = 0; i < 4; ++i) {
+      BlockWeights w = BlockWeights::random(cfg, 300 + i, kind.dtype);
+      if (kind.quantized) w = w.quantized(i % 2 ? QType::Q8_0 : QType::Q4_K);
+      blocks.emplace_back(cfg, w.to(kGpu));
+      blocks.back().pin_weights();
+    }
+    BlockStack stack(std::move(blocks), 8, DType::F16);
+    Tensor prompt = rand_normal({3, cfg.dim}, 10, 0.0, 1.0, kind.dtype).to(kGpu);
+    try {
+      read_back(stack.forward(prompt));
+    } catch (const Error& e) {
+      // f16 matmuls need shader-f16 or the packed-f16 kernels; without them the block cannot
+      // stay on the device (the quantized kind always can).
+      if (kind.quantized || e.kind() != ErrorKind::Unsupported) throw;
+      std::printf("[skip] %s: %s\n", kind.name, e.what());
+      continue;
+    }
+    const Tensor x = rand_normal({1, cfg.dim}, 11, 0.0, 1.0, kind.dtype).to(kGpu);
+    set_webgpu_max_batch(1 << 16);
+    synchronize();
+    Runtime::get().reset_stats();
+    const WebGPUBatchStats s0 = webgpu_batch_stats();
+    Tensor y = stack.forward(x);
+    const WebGPUBatchStats s1 = webgpu_batch_stats();
+    EXPECT_EQ(s1.host_waits - s0.host_waits, 0u);
+    EXPECT_EQ(s1.submits - s0.submits, 0u);
+    EXPECT_GT(s1.dispatches - s0.dispatches, 4u * 8u);
+    read_back(y);
+    const WebGPUBatchStats s2 = webgpu_batch_stats();
+    EXPECT_EQ(s2.host_waits - s0.host_waits, 1u);
+    EXPECT_EQ(s2.submits - s0.submits, 2u);
+    expect_all_on_device(static_cast<uint64_t>(cfg.dim) * dtype_size(kind.dtype));
+    set_webgpu_max_batch(saved_batch_);
+  }
+}
+
+// With a small batch limit the step is split into full batches while recording (still no
+// wait), and the last partial batch goes with the read: ceil(dispatches / limit) + 1 submits.
+TEST_F(DecodeSubmission, SmallBatchLimitSplitsWithoutWaiting) {
+  use_gpu();
+  BlockStack stack = make_stack(kGpu, DType::F16);
+  const int64_t dim = config().dim;
+  (void)stack.forward(rand_normal({3, dim}, 8, 0.0, 1.0).to(kGpu)).to_vector<float>();
+  const Tensor x = rand_normal({1, dim}, 9, 0.0, 1.0).to(kGpu);
+  constexpr uint32_t kLimit = 8;
+  set_webgpu_max_batch(kLimit);
+  synchronize();
+  Runtime::get().reset_stats();
+  const WebGPUBatchStats s0 = webgpu_batch_stats();
+  Tensor y = stack.forward(x);
+  const WebGPUBatchStats s1 = webgpu_batch_stats();
+  const uint64_t n = s1.dispatches - s0.dispatches;
+  ASSERT_GT(n, 2u * kLimit);
+  EXPECT_EQ(s1.host_waits - s0.host_waits, 0u);
+  EXPECT_EQ(s1.submits - s0.submits, n / kLimit) << "one submission per full batch while recording";
+  (void)y.to_vector<float>();
+  const WebGPUBatchStats s2 = webgpu_batch_stats();
+  EXPECT_EQ(s2.host_waits - s0.host_waits, 1u);
+  EXPECT_EQ(s2.submits - s0.submits, (n + kLimit - 1) / kLimit + 1);
+  expect_all_on_device(static_cast<uint64_t>(dim) * sizeof(float));
+}
+
+TEST_F(DecodeSubmission, BatchLimitAccessorRoundTrips) {
+  set_webgpu_max_batch(17);
+  EXPECT_EQ(webgpu_batch_stats().max_batch, 17u);
+  set_webgpu_max_batch(0);  // 0 means 1: every dispatch submitted on its own
+  EXPECT_EQ(webgpu_batch_stats().max_batch, 1u);
+  EXPECT_THROW(webgpu_batch_stats(99), Error);
+  try {
+    set_webgpu_max_batch(4, 99);
+    ADD_FAILURE() << "webgpu:99 does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wgt
