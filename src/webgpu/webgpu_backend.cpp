@@ -308,9 +308,12 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   if (offset + nbytes > src.nbytes() || offset + nbytes < offset)
     throw_error(ErrorKind::OutOfRange, "read", "range [" + std::to_string(offset) + ", +" + std::to_string(nbytes) +
                                                    ") exceeds the " + std::to_string(src.nbytes()) + "-byte buffer");
-  flush();
+  if (nbytes == 0) {
+    flush();
+    dev_->check("read");
+    return;
+  }
   dev_->check("read");
-  if (nbytes == 0) return;
   const size_t begin = offset & ~size_t{3};
   const size_t size = round_up(offset + nbytes, 4) - begin;
   // Small reads reuse one staging buffer; large ones use a temporary one, so no big
@@ -336,15 +339,22 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
     ~TempRelease() { if (temp) p.BufferRelease(b); }
   } temp_release{dev_->p(), staging, staging != staging_};
   const Procs& p = dev_->p();
-  CommandEncoderDescriptor ed;
-  CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
-  p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging, 0, size);
-  CommandBufferDescriptor cd;
-  CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
-  p.QueueSubmit(dev_->queue(), 1, &cb);
-  p.CommandBufferRelease(cb);
-  p.CommandEncoderRelease(enc);
-  ++stats_.submits;
+  if (batch_) {
+    // The copy rides at the end of the recorded batch: a step of work plus the read of its
+    // result is one submission and one wait.
+    const TailCopy tail{buf, begin, staging, size};
+    flush_with(&tail);
+  } else {
+    CommandEncoderDescriptor ed;
+    CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
+    p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging, 0, size);
+    CommandBufferDescriptor cd;
+    CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
+    p.QueueSubmit(dev_->queue(), 1, &cb);
+    p.CommandBufferRelease(cb);
+    p.CommandEncoderRelease(enc);
+    ++stats_.submits;
+  }
   struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
   BufferMapCallbackInfo mi;
   mi.callback = [](MapAsyncStatus st, StringView m, void* u1, void*) {
@@ -625,7 +635,9 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   if (++batch_->dispatches >= limit) flush();
 }
 
-void WebGPUBackend::flush() {
+void WebGPUBackend::flush() { flush_with(nullptr); }
+
+void WebGPUBackend::flush_with(const TailCopy* tail) {
   if (!batch_) return;
   std::unique_ptr<Batch> b = std::move(batch_);
   const Procs& p = dev_->p();
@@ -638,6 +650,7 @@ void WebGPUBackend::flush() {
     p.CommandEncoderResolveQuerySet(b->encoder, query_set_, 0, n_queries, query_resolve_, 0);
     p.CommandEncoderCopyBufferToBuffer(b->encoder, query_resolve_, 0, query_read_, 0, uint64_t{8} * n_queries);
   }
+  if (tail) p.CommandEncoderCopyBufferToBuffer(b->encoder, tail->src, tail->src_off, tail->dst, 0, tail->size);
   CommandBufferDescriptor cd;
   CommandBuffer cb = p.CommandEncoderFinish(b->encoder, &cd);
   // The arena is written once per batch; queue order puts it before this submission.

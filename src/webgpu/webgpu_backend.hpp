@@ -103,6 +103,14 @@ class WebGPUBackend final : public DeviceBackend, public Context {
  private:
   struct Batch;
   void begin_batch();
+  // A buffer copy recorded after the batch's compute pass, in the same command buffer.
+  struct TailCopy {
+    api::Buffer src;
+    uint64_t src_off;
+    api::Buffer dst;
+    uint64_t size;
+  };
+  void flush_with(const TailCopy* tail);
   void wait_idle(const char* op);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
   void drop_bind_groups();

@@ -245,6 +245,34 @@ TEST(WebGPU, SynchronizeAndTransfersWithOffsets) {
   EXPECT_EQ(v[7], 30.f);
 }
 
+// Strided device views read back under every policy: the span they cover is downloaded and
+// gathered on the host (under cpu-only the device copy kernel is not allowed to run, and the
+// CPU copy's input transfer must not recurse), and a sparse view of a large tensor is
+// compacted on the device first so that only its bytes travel.
+TEST(WebGPU, StridedViewsReadBackUnderEveryPolicy) {
+  const Policy saved = Runtime::get().policy();
+  Tensor t = arange(0, 40, 1, DType::F32, Device::webgpu()).view({5, 8});
+  for (PolicyMode m : {PolicyMode::CpuOnly, PolicyMode::Auto}) {
+    Policy p = saved;
+    p.mode = m;
+    Runtime::get().set_policy(p);
+    auto v = t.transpose(0, 1).slice(0, 1, 3).cpu().to_vector<float>();  // columns 1 and 2
+    ASSERT_EQ(v.size(), 10u);
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(v[i], 8.f * i + 1);
+      EXPECT_EQ(v[5 + i], 8.f * i + 2);
+    }
+  }
+  Runtime::get().set_policy(saved);
+  // One column of a 1024 x 1024 matrix: 4 KiB of a 4 MiB span.
+  Tensor big = arange(0, 1024 * 1024, 1, DType::F32, Device::webgpu()).view({1024, 1024});
+  Runtime::get().reset_stats();
+  auto col = big.slice(1, 5, 6).cpu().to_vector<float>();
+  ASSERT_EQ(col.size(), 1024u);
+  EXPECT_EQ(col[1023], 1023.f * 1024 + 5);
+  EXPECT_LE(Runtime::get().stats().bytes_downloaded, 64u * 1024) << "the sparse view must be compacted on the device";
+}
+
 TEST(WebGPU, WaitsTimeOutWithATypedError) {
   auto& b = backend();
   b.synchronize();
