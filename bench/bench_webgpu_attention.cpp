@@ -20,6 +20,7 @@
 #include <string>
 
 #include "bench_timing.hpp"
+#include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -178,6 +179,22 @@ void bench_block(const Options& o) {
               bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
   print_top_kernels(t, 6);
   bench::print_gpu_note(t);
+  // Host side of a step: recording alone (no wait), over as many steps as the wall timing ran.
+  // When this is close to the wall time per step, the step is bound by the host, not the GPU.
+  const int n = std::max(10, static_cast<int>(0.2 / t.wall_s));
+  synchronize();
+  const auto h0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    if (cache.size() == max_ctx) cache.clear();
+    (void)blk.forward(xg, cache, cache.size());
+  }
+  const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count() / n;
+  synchronize();
+  const WebGPUBatchStats bs0 = webgpu_batch_stats();
+  (void)blk.forward(xg, cache, cache.size() == max_ctx ? (cache.clear(), 0) : cache.size());
+  const uint64_t per_step = webgpu_batch_stats().dispatches - bs0.dispatches;
+  std::printf("        host recording %.1f us/step (%llu dispatches/step, %.2f us each; wall %.1f us/step)\n", host_s * 1e6,
+              (unsigned long long)per_step, host_s * 1e6 / std::max<uint64_t>(1, per_step), t.wall_s * 1e6);
 }
 
 }  // namespace

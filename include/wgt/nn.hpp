@@ -165,6 +165,8 @@ class TransformerBlock {
   BlockConfig cfg_;
   BlockWeights w_;
   Fused qkv_, gate_up_;
+  // f32 copies of f16 norm weights (tiny), so an f32 forward does not cast them every step.
+  Tensor attn_norm_f32_, ffn_norm_f32_;
 };
 
 // N blocks with one KV cache each; forward() runs them in order at the caches' position.

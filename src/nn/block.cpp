@@ -237,6 +237,8 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
   }
   common_device(dense, name);
   fuse_projections();
+  if (w_.attn_norm.dtype() != DType::F32) attn_norm_f32_ = cast(w_.attn_norm, DType::F32);
+  if (w_.ffn_norm.dtype() != DType::F32) ffn_norm_f32_ = cast(w_.ffn_norm, DType::F32);
   // Resolving n_rot now reports a bad rope config at construction, not at the first forward.
   const int64_t n_rot = c.rope.n_rot == 0 ? c.head_dim : c.rope.n_rot;
   if (n_rot <= 0 || n_rot > c.head_dim || n_rot % 2 != 0)
@@ -283,8 +285,8 @@ void TransformerBlock::fuse_projections() {
 
 void TransformerBlock::pin_weights() const {
   if (!device().is_webgpu()) return;
-  Runtime::get().pin(w_.attn_norm);
-  Runtime::get().pin(w_.ffn_norm);
+  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &attn_norm_f32_, &ffn_norm_f32_})
+    if (t->defined()) Runtime::get().pin(*t);
   for (const Fused* f : {&qkv_, &gate_up_})
     if (f->defined()) Runtime::get().pin(f->q.defined() ? f->q.bytes() : f->dense);
   for (const ProjSlot& p : proj_slots(w_, cfg_)) Runtime::get().pin(p.q->defined() ? p.q->bytes() : *p.dense);
@@ -315,7 +317,10 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   const int64_t seq = x.shape()[0];
 
   // Attention sub-block.                                  // shapes:
-  Tensor xn = rms_norm(x, as_dtype(w_.attn_norm, x.dtype()), c.norm_eps);  // (seq, dim)
+  auto norm_w = [&](const Tensor& w, const Tensor& w32) {
+    return x.dtype() == DType::F32 && w32.defined() ? w32 : as_dtype(w, x.dtype());
+  };
+  Tensor xn = rms_norm(x, norm_w(w_.attn_norm, attn_norm_f32_), c.norm_eps);  // (seq, dim)
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
   if (qkv_.defined()) {
@@ -344,7 +349,7 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   Tensor h = x + project(a.view({seq, c.n_heads * c.head_dim}), w_.wo, w_.quant.wo);  // (seq, dim)
 
   // Feed-forward sub-block (swiglu_ffn, spelled out for quantized weights).
-  Tensor hn = rms_norm(h, as_dtype(w_.ffn_norm, h.dtype()), c.norm_eps);
+  Tensor hn = rms_norm(h, norm_w(w_.ffn_norm, ffn_norm_f32_), c.norm_eps);
   Tensor g;  // (seq, ffn)
   if (gate_up_.defined()) {
     const Tensor gu = project(hn, gate_up_.dense, gate_up_.q);  // (seq, 2 ffn)

@@ -436,7 +436,7 @@ TEST(WebGpuMatmul, SmallMGemvAutoChoice) {
   EXPECT_TRUE(nn == "gemv 512x64 nfast" || nn == "gemv 256x8 nfast") << nn;
   // K-contiguous B with 8-aligned rows takes the 8-wide kernel (256x32), else the scalar 256x64.
   const std::string v = check_matmul(gpu, a, random_gpu({40, 256}, DType::F32, 1102), true);
-  EXPECT_EQ(v.rfind("gemv_vec 256x32 m1 ", 0), 0u) << v;
+  EXPECT_EQ(v.rfind("gemv_vec 256x32x2 m1 ", 0), 0u) << v;
   EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 1103), random_gpu({40, 65}, DType::F32, 1104), true),
             "gemv 256x64 kfast");
 }
@@ -452,7 +452,7 @@ bool f16_runs(DeviceBackend* gpu) {
 // != 0 through a padded row stride (8-wide loads plus a single-element tail); B offsets that
 // keep or break the 16-byte alignment (the latter must fall back to the scalar gemv); A at odd
 // offsets; batches. `reduce` is " sg" or " tree" when the reduction kind is known.
-void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce, const char* config = "256x32") {
+void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce, const char* config = "256x32x2") {
   auto expect_vec = [&](const std::string& v) {
     EXPECT_EQ(v.rfind(std::string("gemv_vec ") + config + " ", 0), 0u) << v;
     if (reduce) EXPECT_TRUE(has(v, reduce)) << v;

@@ -172,7 +172,9 @@ GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
 // RB rows. bench_webgpu_matmul --sweep --gemv-vec runs the alternatives (BENCHMARKS.md).
 GemvConfig choose_gemv_vec(const Context& ctx, bool* enabled) {
   *enabled = true;
-  GemvConfig c{256, 32, 1};
+  // RB = 2 measured best on the H200 (BENCHMARKS.md, session 2: 3.39 vs 3.22 TB/s at RB = 1
+  // on a 22016 x 4096 f16 weight; RB = 4 spills below both).
+  GemvConfig c{256, 32, 2};
   if (const char* v = std::getenv("WGT_MATMUL_GEMV_VEC"); v && *v) {
     if (std::string(v) == "off") {
       *enabled = false;

@@ -453,7 +453,8 @@ void launch_attention(Context& ctx, OpCall& call) {
   auto [gx, gy] = ctx.grid(static_cast<uint64_t>(s.lq * s.heads));
   Dispatch d2;
   d2.pipeline = ctx.pipeline(ShaderVariant{
-      "attention_decode_reduce", {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}}});
+      "attention_decode_reduce",
+      {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}, {"DPT", std::to_string((s.d + 127) / 128)}}});
   d2.args = {ctx.arg(part_acc), ctx.arg(part_ml), ctx.arg(o, false)};
   d2.params = &p;
   d2.params_size = sizeof p;

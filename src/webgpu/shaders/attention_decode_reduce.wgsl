@@ -1,10 +1,16 @@
 // Split-KV attention, pass 2 of 2: combines the n_split partial softmax states of one
 // (query, head): M = max m_s, L = sum l_s e^(m_s - M), out = sum acc_s e^(m_s - M) / L.
-// One workgroup per (query, head), invocations over the head dims. Defines: O_F16 (packed f16
-// output, see attention_out), D.
+// One workgroup per (query, head). The split weights e^(m_s - M) are computed once per split,
+// in parallel, into workgroup memory (a tile of ST splits at a time, so any n_split works);
+// each invocation then owns DPT head dims and sums its column of the partial accumulators
+// with independent loads (no per-split branch or exp in that loop, so the loads pipeline).
+// Defines: O_F16 (packed f16 output, see attention_out), D, DPT = ceil(D / WG).
 #include "attention_common"
 
 const D: u32 = {{D}}u;
+const WG: u32 = 128u;
+const DPT: u32 = {{DPT}}u;
+const ST: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> part_acc: array<f32>;
 @group(0) @binding(1) var<storage, read> part_ml: array<f32>;
@@ -13,27 +19,62 @@ const O_F16: bool = {{O_F16}};
 @group(0) @binding(3) var<uniform> p: AttnParams;
 #include "attention_out"
 
-@compute @workgroup_size(64)
+var<workgroup> wts: array<f32, ST>;
+var<workgroup> red: array<f32, WG>;
+
+// Tree reduction of red[] (max when is_max, else sum); every invocation gets the result.
+fn reduce_red(lid: u32, is_max: bool) -> f32 {
+  for (var w = WG / 2u; w > 0u; w /= 2u) {
+    workgroupBarrier();
+    if (lid < w) {
+      if (is_max) { red[lid] = max(red[lid], red[lid + w]); } else { red[lid] = red[lid] + red[lid + w]; }
+    }
+  }
+  workgroupBarrier();
+  let r = red[0];
+  workgroupBarrier();  // red is reused by the next reduction
+  return r;
+}
+
+@compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let row = wid.x + wid.y * nwg.x;  // i * heads + h
-  if (row >= p.lq * p.heads) { return; }
+  if (row >= p.lq * p.heads) { return; }  // uniform per workgroup
   let base = row * p.n_split;
   var mx = NEG_BIG;
-  for (var s = 0u; s < p.n_split; s++) { mx = max(mx, part_ml[(base + s) * 2u]); }
+  for (var s = lid; s < p.n_split; s += WG) { mx = max(mx, part_ml[(base + s) * 2u]); }
+  red[lid] = mx;
+  mx = reduce_red(lid, true);
+
   var total = 0.0;
-  for (var s = 0u; s < p.n_split; s++) {
-    let l = part_ml[(base + s) * 2u + 1u];
-    if (l > 0.0) { total += l * exp(part_ml[(base + s) * 2u] - mx); }
-  }
-  let inv = select(0.0, 1.0 / total, total > 0.0);
-  for (var d = lid; d < D; d += 64u) {
-    var a = 0.0;
-    for (var s = 0u; s < p.n_split; s++) {
-      if (part_ml[(base + s) * 2u + 1u] > 0.0) {
-        a += part_acc[(base + s) * D + d] * exp(part_ml[(base + s) * 2u] - mx);
+  var acc: array<f32, DPT>;
+  for (var t0 = 0u; t0 < p.n_split; t0 += ST) {
+    let nt = min(ST, p.n_split - t0);
+    for (var i = lid; i < nt; i += WG) {
+      let m = part_ml[(base + t0 + i) * 2u];
+      let l = part_ml[(base + t0 + i) * 2u + 1u];
+      // Empty splits (l == 0: no visible key) weigh 0; their m may be NEG_BIG.
+      let w = select(0.0, exp(m - mx), l > 0.0);
+      wts[i] = w;
+      total += l * w;
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < DPT; j++) {
+      let d = lid + j * WG;
+      if (d < D) {
+        var a = acc[j];
+        for (var i = 0u; i < nt; i++) { a += part_acc[(base + t0 + i) * D + d] * wts[i]; }
+        acc[j] = a;
       }
     }
-    store_o(row * D + d, a * inv);
+    workgroupBarrier();  // wts is rewritten by the next tile
+  }
+  red[lid] = total;
+  total = reduce_red(lid, false);
+  let inv = select(0.0, 1.0 / total, total > 0.0);
+  for (var j = 0u; j < DPT; j++) {
+    let d = lid + j * WG;
+    if (d < D) { store_o(row * D + d, acc[j] * inv); }
   }
 }
