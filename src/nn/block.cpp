@@ -66,6 +66,9 @@ Tensor linear(const Tensor& x, const Tensor& w) {
     throw_error(ErrorKind::ShapeMismatch, name,
                 "x " + shape_str(x.shape()) + " has in_features " + (x.dim() ? i2s(x.shape().back()) : "?") +
                     " but the weight is " + shape_str(w.shape()) + " ([out_features, in_features])");
+  // f32 activations with half weights: one mixed-precision matmul (no casts of x or of the
+  // result, so a decode step records no conversion kernels around its projections).
+  if (x.dtype() == DType::F32 && (w.dtype() == DType::F16 || w.dtype() == DType::BF16)) return matmul_t(x, w);
   return as_dtype(matmul_t(as_dtype(x, w.dtype()), w), x.dtype());
 }
 

@@ -1,5 +1,6 @@
 // Front-ends of matmul and matmul_t (x @ W^T).
-// Contract with the backends (OpKind::MatMul): inputs = {a, b} of one dtype, both of rank
+// Contract with the backends (OpKind::MatMul): inputs = {a, b} of one dtype (or a f32 and b
+// f16/bf16: mixed precision, f32 output, b converted exactly), both of rank
 // >= 2 and with the SAME batch shape (the front-end broadcasts batch dims with stride-0
 // expand views, so kernels never broadcast). a: [..., M, K]; b: [..., K, N], or [..., N, K]
 // when attrs.transpose_b. Output [..., M, N] contiguous. 1-D operands are handled here by
@@ -17,7 +18,10 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
   if (a_in.dim() == 0 || b_in.dim() == 0)
     throw_error(ErrorKind::RankMismatch, name,
                 "operands must have rank >= 1, got " + a_in.str() + " and " + b_in.str() + "; use mul() for scalars");
-  require_same_dtype(a_in, b_in, name, "the second operand");
+  // Mixed precision: f32 activations times f16/bf16 weights give f32, the weights converted
+  // exactly (no rounding of the activations or the result to half precision).
+  const bool mixed = a_in.dtype() == DType::F32 && (b_in.dtype() == DType::F16 || b_in.dtype() == DType::BF16);
+  if (!mixed) require_same_dtype(a_in, b_in, name, "the second operand");
   if (a_in.dtype() == DType::Bool)
     throw_error(ErrorKind::DTypeMismatch, name, "is not defined for bool tensors; cast() to a numeric dtype");
   // numpy rules: a 1-D left operand is a row vector, a 1-D right operand a column vector;

@@ -79,6 +79,21 @@ TEST_F(LinAlg, MatmulVectorsAndBatchBroadcast) {
   EXPECT_WGT_ERROR(matmul(rand_uniform({2, 2, 3}, 1), rand_uniform({3, 3, 2}, 1)), ShapeMismatch, "matmul");
 }
 
+// f32 x f16/bf16 -> f32: the half operand converted exactly, so the result equals the f32
+// matmul of the converted weights (reference and fast CPU backends alike); half x f32 is refused.
+TEST_F(LinAlg, MatmulMixedPrecision) {
+  Tensor x = rand_normal({3, 40}, 1), w16 = rand_normal({7, 40}, 2, 0.0, 1.0, DType::F16);
+  Tensor wb = cast(rand_normal({40, 5}, 3), DType::BF16);
+  Tensor y = matmul_t(x, w16);
+  EXPECT_EQ(y.dtype(), DType::F32);
+  const auto got = y.to_vector<float>(), want = matmul_t(x, cast(w16, DType::F32)).to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i])));
+  const auto gb = matmul(x, wb).to_vector<float>(), wantb = matmul(x, cast(wb, DType::F32)).to_vector<float>();
+  for (size_t i = 0; i < gb.size(); ++i) EXPECT_NEAR(gb[i], wantb[i], 1e-5 * (1 + std::fabs(wantb[i])));
+  EXPECT_WGT_ERROR(matmul_t(w16, x.slice(0, 0, 3).slice(1, 0, 40)), DTypeMismatch, "matmul_t");
+}
+
 TEST_F(Norm, SoftmaxProperties) {
   Tensor x = D({1, 2, 3, 1000, 1000, 1000, -1e9, 0, 1e-3}, {3, 3});
   Tensor s = softmax(x);

@@ -514,6 +514,31 @@ TEST(WebGpuMatmul, GemvVecRowBlocks) {
   gemv_vec_cases(gpu, DType::F16, 2000, " tree f16p", "128x32x3");
 }
 
+// Mixed precision (f32 activations x f16 weights -> f32, the weights converted exactly):
+// every kernel family (vector gemv, scalar gemv for unaligned rows, tiled for M > 4), both
+// layouts, odd sizes, checked at f32 tolerance against the oracle on the exact f16 values.
+TEST(WebGpuMatmul, MixedF32TimesF16) {
+  REQUIRE_GPU(gpu);
+  uint32_t seed = 2100;
+  for (const char* f16 : {"auto", "packed"}) {
+    ScopedEnv e("WGT_MATMUL_F16", f16);
+    for (int64_t M : {1, 4, 5, 33})
+      for (int64_t N : {1, 9, 130})
+        for (int64_t K : {8, 13, 520}) {
+          Tensor a = random_gpu({M, K}, DType::F32, seed++);
+          const std::string v = check_matmul(gpu, a, random_gpu({N, K}, DType::F16, seed++), true);
+          EXPECT_TRUE(has(v, " b:f16")) << v;
+          if (M <= 4 && K % 8 == 0) EXPECT_EQ(v.rfind("gemv_vec ", 0), 0u) << v;
+          check_matmul(gpu, a, random_gpu({K, N}, DType::F16, seed++), false);
+          if (HasFatalFailure()) return;
+        }
+  }
+  // f16 x f32 (the other way round) is not a mixed form: refused, cast first.
+  OpCall call{OpKind::MatMul, "matmul", {random_gpu({2, 8}, DType::F16, 1), random_gpu({8, 3}, DType::F32, 2)},
+              {Tensor::empty({2, 3}, DType::F32, Device::webgpu())}, {}, 0.0};
+  EXPECT_FALSE(gpu->supports(call).ok);
+}
+
 TEST(WebGpuMatmul, GemvVecOverrides) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);

@@ -141,7 +141,9 @@ bool try_matmul(OpCall& call) {
   Tensor& y = call.outputs[0];
   const bool tb = call.attrs.transpose_b;
   const DType dt = a.dtype();
-  if (b.dtype() != dt || y.dtype() != dt) return false;
+  // f32 x half -> f32 (mixed precision): b converted exactly, then the f32 GEMM.
+  const bool mixed = dt == DType::F32 && is_half(b.dtype()) && y.dtype() == DType::F32;
+  if (!mixed && (b.dtype() != dt || y.dtype() != dt)) return false;
   if (dt != DType::F32 && dt != DType::F64 && !is_half(dt)) return false;
   // 1-D operands (numpy promotion) are left to the reference.
   if (a.dim() < 2 || b.dim() < 2 || y.dim() < 2 || !y.is_contiguous()) return false;
@@ -156,6 +158,7 @@ bool try_matmul(OpCall& call) {
     return true;
   }
   if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
+  if (mixed) return run_gemm_compacting<float>(a, to_f32(b), tb, y);
   if (dt == DType::F32) return run_gemm_compacting<float>(a, b, tb, y);
   if (dt == DType::F64) return run_gemm_compacting<double>(a, b, tb, y);
   // f16/bf16: one conversion pass each way around an f32 GEMM.

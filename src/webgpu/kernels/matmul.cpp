@@ -337,8 +337,10 @@ Support check_matmul(const Context& ctx, const OpCall& call) {
   if (call.inputs.size() != 2 || call.outputs.size() != 1) return Support::no("matmul takes two inputs and one output");
   const Tensor &a = call.inputs[0], &b = call.inputs[1], &out = call.outputs[0];
   const DType dt = a.dtype();
-  if (b.dtype() != dt || out.dtype() != dt)
-    return Support::no("operands and output must share one dtype; cast() first");
+  // Mixed precision: f32 activations times f16 weights (converted exactly), f32 result.
+  const bool mixed = dt == DType::F32 && b.dtype() == DType::F16 && out.dtype() == DType::F32;
+  if (!mixed && (b.dtype() != dt || out.dtype() != dt))
+    return Support::no("operands and output must share one dtype (or be f32 x f16 -> f32); cast() first");
   // f16 without shader-f16 runs the packed-u32 path (f32 math).
   if (dt != DType::F32 && dt != DType::F16)
     return Support::no(std::string("dtype ") + dtype_name(dt) + " has no WebGPU matmul kernel; cast to f32 or f16");
@@ -405,8 +407,11 @@ void launch_matmul(Context& ctx, OpCall& call) {
   const bool a_kfast = !(A.rs == 1 && A.cs != 1 && K > 1);
   const bool b_kfast = B.rs == 1 && B.cs != 1 && K > 1;
   const Store store = !f16 ? Store::F32 : (f16_packed(ctx) ? Store::F16Packed : Store::F16);
-  const char* enable = store == Store::F16 ? "enable f16;" : "";
-  const char* store_tag = store == Store::F16Packed ? " f16p" : "";
+  // B may be f16 under an f32 A and output (mixed precision): its own storage form.
+  const bool mixed = B.t.dtype() == DType::F16 && !f16;
+  const Store store_b = mixed ? (f16_packed(ctx) ? Store::F16Packed : Store::F16) : store;
+  const char* enable = store == Store::F16 || store_b == Store::F16 ? "enable f16;" : "";
+  const char* store_tag = mixed ? (store_b == Store::F16Packed ? " b:f16p" : " b:f16") : store == Store::F16Packed ? " f16p" : "";
   // Every batch offset a dispatch can start from is a multiple of 4 elements (vec4 loads need
   // 16-byte alignment for f32, 8 for f16 / packed f16).
   bool batch4_a = A.t.offset() % 4 == 0, batch4_b = B.t.offset() % 4 == 0;
@@ -422,7 +427,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
   if (gemv_on && b_kfast && vec_allowed()) {
     bool ok = B.t.offset() % 8 == 0 && (B.cs % 8 == 0 || N == 1) && B.t.storage() != nullptr;
     for (const BatchDim& d : dims) ok = ok && d.sb % 8 == 0;
-    const uint64_t elem_bytes = store == Store::F32 ? 4 : 2;
+    const uint64_t elem_bytes = store_b == Store::F32 ? 4 : 2;
     ok = ok && (max_index(B.t) / 8 + 1) * 8 * elem_bytes <= B.t.storage()->nbytes();
     if (ok) vc = choose_gemv_vec(ctx, &gemv_vec);
   }
@@ -446,14 +451,14 @@ void launch_matmul(Context& ctx, OpCall& call) {
                  {"PART", sg ? "sg_part(v, r, sid)" : "v"}};
     operand_io(v.defines, "a", store, false);
     std::string b_elem, ldb;
-    if (store == Store::F16Packed) {
+    if (store_b == Store::F16Packed) {
       b_elem = "vec4<u32>";
       ldb = "fn ldb8(i: u32) -> array<vec4<f32>, 2> { let w = b[i >> 3u]; return array<vec4<f32>, 2>("
             "vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), "
             "unpack2x16float(w.w))); }\n"
             "fn ldb1(i: u32) -> f32 { return unpack2x16float(b[i >> 3u][(i >> 1u) & 3u])[i & 1u]; }";
     } else {
-      b_elem = store == Store::F16 ? "vec4<f16>" : "vec4<f32>";
+      b_elem = store_b == Store::F16 ? "vec4<f16>" : "vec4<f32>";
       ldb = "fn ldb8(i: u32) -> array<vec4<f32>, 2> { return array<vec4<f32>, 2>(vec4<f32>(b[i >> 2u]), "
             "vec4<f32>(b[(i >> 2u) + 1u])); }\n"
             "fn ldb1(i: u32) -> f32 { return f32(b[i >> 2u][i & 3u]); }";
@@ -471,7 +476,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
     v.defines = {{"ENABLE", enable}, {"WG", std::to_string(gc.wg)}, {"KS", std::to_string(gc.ks)},
                  {"B_KFAST", b_kfast ? "true" : "false"}};
     operand_io(v.defines, "a", store, false);
-    operand_io(v.defines, "b", store, false);
+    operand_io(v.defines, "b", store_b, false);
     // Neighbouring columns belong to different invocations: packed f16 words need atomics.
     output_io(v.defines, store, store == Store::F16Packed ? OutMode::Atomic : OutMode::Scalar);
     row_tile = kGemvMaxM;
@@ -502,7 +507,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
                  {"A_KFAST", a_kfast ? "true" : "false"}, {"B_KFAST", b_kfast ? "true" : "false"},
                  {"A_VEC", a_vec ? "true" : "false"}, {"B_VEC", b_vec ? "true" : "false"}};
     operand_io(v.defines, "a", store, a_vec);
-    operand_io(v.defines, "b", store, b_vec);
+    operand_io(v.defines, "b", store_b, b_vec);
     output_io(v.defines, store, om);
     row_tile = c.bm;
     col_tile = c.bn;
