@@ -327,23 +327,27 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
   if (qkv_.defined()) {
-    // One matvec for q, k and v; at seq 1 the three slices are contiguous and the kernels
-    // read them in place (at seq > 1 they are strided views, compacted where needed).
+    // One matvec for q, k and v. The q and k heads are adjacent in its output, so one in-place
+    // rope over them as [seq, H + Hkv, hd] rotates both; at seq 1 the three slices are then
+    // contiguous and the kernels read them in place (at seq > 1 they are compacted).
     const Tensor qkv = project(xn, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
+    Tensor qk = qkv.slice(1, 0, qd + kvd).view({seq, c.n_heads + c.n_kv_heads, c.head_dim});
+    rope_(qk, pos, c.rope);
     q = qkv.slice(1, 0, qd);
     k = qkv.slice(1, qd, qd + kvd);
     v = qkv.slice(1, qd + kvd, qd + 2 * kvd);
     if (seq > 1) q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
+    q = q.view({seq, c.n_heads, c.head_dim});
+    k = k.view({seq, c.n_kv_heads, c.head_dim});
   } else {
-    q = project(xn, w_.wq, w_.quant.wq);
-    k = project(xn, w_.wk, w_.quant.wk);
+    q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});
+    k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});
+    rope_(q, pos, c.rope);  // in place: fresh projection outputs, owned here
+    rope_(k, pos, c.rope);
     v = project(xn, w_.wv, w_.quant.wv);
   }
-  q = q.view({seq, c.n_heads, c.head_dim});     // (seq, H, hd)
-  k = k.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
-  v = v.view({seq, c.n_kv_heads, c.head_dim});  // (seq, Hkv, hd)
-  rope_(q, pos, c.rope);  // in place: q and k are fresh projection outputs (or slices of one), owned here
-  rope_(k, pos, c.rope);
+  // q (seq, H, hd) and k, v (seq, Hkv, hd)
+  v = v.view({seq, c.n_kv_heads, c.head_dim});
   cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
   AttnConfig ac;
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
