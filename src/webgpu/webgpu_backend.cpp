@@ -2,6 +2,7 @@
 #include "webgpu/webgpu_backend.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -355,6 +356,20 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
     p.CommandEncoderRelease(enc);
     ++stats_.submits;
   }
+  map_read(staging, size, offset - begin, dst, nbytes, "read", [&] {
+    // A map still pending on the kept staging buffer would poison the next read: drop it
+    // (releasing aborts the map) and let the next read create a fresh one.
+    if (staging == staging_) {
+      p.BufferRelease(staging_);
+      staging_ = nullptr;
+      staging_size_ = 0;
+    }
+  });
+}
+
+void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst, size_t n, const char* op,
+                             const std::function<void()>& on_wait_error) {
+  const Procs& p = dev_->p();
   struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
   BufferMapCallbackInfo mi;
   mi.callback = [](MapAsyncStatus st, StringView m, void* u1, void*) {
@@ -364,27 +379,21 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   mi.userdata1 = &r;
   ++stats_.host_waits;
   try {
-    dev_->instance().wait(p.BufferMapAsync(staging, map_mode::Read, 0, size, mi), "read");
+    dev_->instance().wait(p.BufferMapAsync(buf, map_mode::Read, 0, size, mi), op);
   } catch (const Error&) {
-    // A map still pending on the kept staging buffer would poison the next read: drop it
-    // (releasing aborts the map) and let the next read create a fresh one.
-    if (staging == staging_) {
-      p.BufferRelease(staging_);
-      staging_ = nullptr;
-      staging_size_ = 0;
-    }
+    on_wait_error();
     throw;
   }
-  dev_->check("read");
-  if (r.st != MapAsyncStatus::Success)
-    throw_error(ErrorKind::RuntimeState, "read", "mapping the staging buffer failed: " + r.msg);
-  const void* mapped = p.BufferGetConstMappedRange(staging, 0, size);
-  if (!mapped) {
-    p.BufferUnmap(staging);
-    throw_error(ErrorKind::RuntimeState, "read", "wgpuBufferGetConstMappedRange returned null");
+  if (r.st != MapAsyncStatus::Success) {
+    dev_->check(op);  // a device error explains a failed map best
+    throw_error(ErrorKind::RuntimeState, op, "mapping the read-back buffer failed: " + r.msg);
   }
-  std::memcpy(dst, static_cast<const uint8_t*>(mapped) + (offset - begin), nbytes);
-  p.BufferUnmap(staging);
+  // Copy out and unmap before anything can throw: a buffer left mapped fails the next map.
+  const void* mapped = p.BufferGetConstMappedRange(buf, 0, size);
+  if (mapped) std::memcpy(dst, static_cast<const uint8_t*>(mapped) + off, n);
+  p.BufferUnmap(buf);
+  if (!mapped) throw_error(ErrorKind::RuntimeState, op, "wgpuBufferGetConstMappedRange returned null");
+  dev_->check(op);
 }
 
 void WebGPUBackend::wait_idle(const char* op) {
@@ -713,33 +722,12 @@ void WebGPUBackend::collect_timestamps(const Batch& b) {
   // Waits for this batch: the price of per-kernel times (documented in docs/webgpu.md).
   const Procs& p = dev_->p();
   const size_t size = 16 * b.timed.size();
-  struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
-  BufferMapCallbackInfo mi;
-  mi.callback = [](MapAsyncStatus st, StringView m, void* u1, void*) {
-    static_cast<R*>(u1)->st = st;
-    static_cast<R*>(u1)->msg = to_string(m);
-  };
-  mi.userdata1 = &r;
-  ++stats_.host_waits;
-  try {
-    dev_->instance().wait(p.BufferMapAsync(query_read_, map_mode::Read, 0, size, mi), "webgpu profile");
-  } catch (const Error&) {
+  std::vector<uint64_t> ts(2 * b.timed.size());
+  map_read(query_read_, size, 0, ts.data(), size, "webgpu profile", [&] {
     // The map stays pending on this buffer: replace it so the next profiled batch can map.
     p.BufferRelease(query_read_);
     query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
-    throw;
-  }
-  if (r.st != MapAsyncStatus::Success) {
-    dev_->check("webgpu profile");  // a device error explains a failed map best
-    throw_error(ErrorKind::RuntimeState, "webgpu profile", "mapping the timestamp buffer failed: " + r.msg);
-  }
-  // Copy out and unmap before anything can throw: a buffer left mapped fails the next map.
-  std::vector<uint64_t> ts(2 * b.timed.size());
-  const void* mapped = p.BufferGetConstMappedRange(query_read_, 0, size);
-  if (mapped) std::memcpy(ts.data(), mapped, size);
-  p.BufferUnmap(query_read_);
-  if (!mapped) throw_error(ErrorKind::RuntimeState, "webgpu profile", "wgpuBufferGetConstMappedRange returned null");
-  dev_->check("webgpu profile");
+  });
   for (size_t i = 0; i < b.timed.size(); ++i) {
     const uint64_t begin = ts[2 * i], end = ts[2 * i + 1];
     if (end < begin) {

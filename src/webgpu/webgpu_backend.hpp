@@ -1,6 +1,7 @@
 // The WebGPU device backend: wgt::DeviceBackend for the runtime and webgpu::Context for the
 // kernel launchers. Owns the buffer pool, the pipeline cache and the dispatch batch.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -111,6 +112,11 @@ class WebGPUBackend final : public DeviceBackend, public Context {
     uint64_t size;
   };
   void flush_with(const TailCopy* tail);
+  // Maps the first `size` bytes of a MapRead buffer, waits, copies n bytes from `off` to dst
+  // and unmaps; typed errors for a failed map. on_wait_error runs when the wait itself throws
+  // (timeout, lost device), before the error propagates: the map may still be pending then.
+  void map_read(api::Buffer buf, size_t size, size_t off, void* dst, size_t n, const char* op,
+                const std::function<void()>& on_wait_error);
   void wait_idle(const char* op);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
   void drop_bind_groups();
