@@ -3,9 +3,11 @@
 // Environment overrides read at every launch (so one process can sweep variants):
 //   WGT_MATMUL_TILE = BMxBNxBKxTMxTN   tiled kernel shape, e.g. 128x128x8x8x8 (default: by size)
 //   WGT_MATMUL_GEMV = WGxKS | off      small-M kernel: invocations x K-splitters, or never use it
-//   WGT_MATMUL_GEMV_VEC = WGxKS | off  small-M kernel for K-contiguous B (x @ W^T) that loads B
-//                                      8 elements at a time where B's offset and row stride are
-//                                      multiples of 8 (default 256x32; off: the scalar gemv)
+//   WGT_MATMUL_GEMV_VEC = WGxKS[xRB] | off  small-M kernel for K-contiguous B (x @ W^T) that
+//                                      loads B 8 elements at a time where B's offset and row
+//                                      stride are multiples of 8, RB rows of B per invocation
+//                                      (default 256x32x2; off: the scalar gemv)
+// Mixed precision: A f32 with B f16 gives an f32 output (B converted exactly), on every kernel.
 //   WGT_MATMUL_SUBGROUPS = on | off    subgroupAdd reductions in the vector gemv where the device
 //                                      has subgroups (default on)
 //   WGT_MATMUL_ACC  = f32 | f16        accumulate type of native-f16 matmuls (default f32; f16 is
