@@ -101,6 +101,10 @@ Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // a: [..., M, K], b: [..., N, K] -> [..., M, N] (b used transposed, as in x @ W^T).
 Tensor matmul_t(const Tensor& a, const Tensor& b);
+// c + a @ b^T with c of the result's shape and dtype (a residual or a broadcast bias, e.g.
+// expand()ed from [N]); one fused kernel where the backend has one (the WebGPU small-M
+// matvec adds c in its epilogue), else the matmul and an add.
+Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b);
 
 // ---- normalization / softmax ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);

@@ -185,6 +185,15 @@ Tensor project(const Tensor& x, const Tensor& dense, const QTensor& q) {
   return q.defined() ? linear(x, q) : linear(x, dense);
 }
 
+// c + x W^T, as one fused op when W is dense and the product keeps x's dtype (same dtype, or
+// f32 x half weights): the residual add then costs no kernel of its own on the GPU.
+Tensor project_add(const Tensor& c, const Tensor& x, const Tensor& dense, const QTensor& q) {
+  const bool half_w = !q.defined() && (dense.dtype() == DType::F16 || dense.dtype() == DType::BF16);
+  const bool direct = !q.defined() && (dense.dtype() == x.dtype() || (x.dtype() == DType::F32 && half_w));
+  if (direct && c.dtype() == x.dtype() && c.shape().size() == 2) return addmm_t(c, x, dense);
+  return c + project(x, dense, q);
+}
+
 // Rows [r0, r1) of a quantized matrix as a view of its packed bytes (blocks never straddle rows).
 QTensor q_rows(const QTensor& q, int64_t r0, int64_t r1) {
   const int64_t rb = static_cast<int64_t>(q.row_bytes());
@@ -353,7 +362,7 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   ac.causal = true;
   Tensor a = attention(q, cache.view_k(), cache.view_v(), ac);            // (seq, H, hd)
-  Tensor h = x + project(a.view({seq, c.n_heads * c.head_dim}), w_.wo, w_.quant.wo);  // (seq, dim)
+  Tensor h = project_add(x, a.view({seq, c.n_heads * c.head_dim}), w_.wo, w_.quant.wo);  // (seq, dim)
 
   // Feed-forward sub-block (swiglu_ffn, spelled out for quantized weights).
   Tensor hn = rms_norm(h, norm_w(w_.ffn_norm, ffn_norm_f32_), c.norm_eps);
@@ -366,7 +375,7 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   } else {
     g = silu_mul(project(hn, w_.w_gate, w_.quant.w_gate), project(hn, w_.w_up, w_.quant.w_up));
   }
-  return h + project(g, w_.w_down, w_.quant.w_down);                                                // (seq, dim)
+  return project_add(h, g, w_.w_down, w_.quant.w_down);                                                // (seq, dim)
 }
 
 // ---- stack ----

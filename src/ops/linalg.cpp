@@ -3,7 +3,8 @@
 // f16/bf16: mixed precision, f32 output, b converted exactly), both of rank
 // >= 2 and with the SAME batch shape (the front-end broadcasts batch dims with stride-0
 // expand views, so kernels never broadcast). a: [..., M, K]; b: [..., K, N], or [..., N, K]
-// when attrs.transpose_b. Output [..., M, N] contiguous. 1-D operands are handled here by
+// when attrs.transpose_b. Output [..., M, N] contiguous. With attrs.has_bias, inputs[2] is an
+// addend laid out like the output (contiguous, same shape and dtype): out = a @ b + c. 1-D operands are handled here by
 // unsqueezing (numpy.matmul rules) and squeezing the result, so kernels never see them.
 #include "ops/op_common.hpp"
 #include "wgt/ops.hpp"
@@ -13,7 +14,8 @@ using namespace ops_detail;
 
 namespace {
 
-Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, const char* name) {
+Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, const char* name,
+                   const Tensor* addend = nullptr) {
   Device dev = common_device({&a_in, &b_in}, name);
   if (a_in.dim() == 0 || b_in.dim() == 0)
     throw_error(ErrorKind::RankMismatch, name,
@@ -45,6 +47,20 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
   validate_shape(out, name);
   OpCall call{OpKind::MatMul, name, {a.expand(a_full), b.expand(b_full)}, {}, {}};
   call.attrs.transpose_b = transpose_b;
+  if (addend) {
+    // The addend rides as inputs[2] (attrs.has_bias) laid out exactly like the output:
+    // contiguous, same shape and dtype (compacted here if it is a broadcast view).
+    const DType odt = a.dtype();
+    if (addend->dtype() != odt)
+      throw_error(ErrorKind::DTypeMismatch, name, "the addend is " + std::string(dtype_name(addend->dtype())) +
+                                                      ", the product " + dtype_name(odt) + "; cast() it first");
+    if (addend->shape() != out || a_vec || b_vec)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  "the addend must have the product's shape " + shape_str(out) + " (expand() a bias), got " +
+                      shape_str(addend->shape()));
+    call.inputs.push_back(addend->is_contiguous() ? *addend : addend->contiguous());
+    call.attrs.has_bias = true;
+  }
   call.work = 2.0 * numel_d(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   Tensor r = Runtime::get().run1(call, {out, a.dtype()}, dev);
   if (b_vec) r = r.squeeze(-1);
@@ -56,5 +72,10 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
 
 Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_impl(a, b, false, "matmul"); }
 Tensor matmul_t(const Tensor& a, const Tensor& b) { return matmul_impl(a, b, true, "matmul_t"); }
+Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b) {
+  require_defined(c, "addmm_t", "c");
+  common_device({&c, &a, &b}, "addmm_t");
+  return matmul_impl(a, b, true, "addmm_t", &c);
+}
 
 }  // namespace wgt

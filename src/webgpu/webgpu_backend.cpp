@@ -779,6 +779,12 @@ void WebGPUBackend::profile_reset() {
 
 // ---- helpers for kernels ----
 
+void WebGPUBackend::run_op(OpCall& call) {
+  if (Support s = supports(call); !s.ok)
+    throw_error(ErrorKind::Unsupported, call.name, "no WebGPU kernel for this step: " + s.reason);
+  execute(call);
+}
+
 Tensor WebGPUBackend::compact(const Tensor& t) {
   if (t.is_contiguous() && t.offset() == 0) return t;
   auto st = std::make_shared<Storage>(t.nbytes(), device());

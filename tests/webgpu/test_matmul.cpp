@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -537,6 +538,38 @@ TEST(WebGpuMatmul, MixedF32TimesF16) {
   OpCall call{OpKind::MatMul, "matmul", {random_gpu({2, 8}, DType::F16, 1), random_gpu({8, 3}, DType::F32, 2)},
               {Tensor::empty({2, 3}, DType::F32, Device::webgpu())}, {}, 0.0};
   EXPECT_FALSE(gpu->supports(call).ok);
+}
+
+// addmm_t (c + a @ b^T): fused into the vector gemv's epilogue for f32 outputs (mixed f16
+// weights too), an add after the product elsewhere (tiled M > 4, f16 outputs); equal to the
+// CPU reference either way.
+TEST(WebGpuMatmul, AddmmFusedAndUnfused) {
+  REQUIRE_GPU(gpu);
+  const Policy saved = Runtime::get().policy();
+  for (auto [M, wdt, odt] : {std::tuple{1, DType::F32, DType::F32}, {3, DType::F16, DType::F32},
+                             {37, DType::F32, DType::F32}, {2, DType::F16, DType::F16}}) {
+    Tensor a = rand_normal({M, 72}, 10 + M, 0.0, 1.0, odt), w = rand_normal({50, 72}, 20 + M, 0.0, 1.0, wdt);
+    Tensor c = rand_normal({M, 50}, 30 + M, 0.0, 1.0, odt);
+    Policy p = saved;
+    p.mode = PolicyMode::CpuOnly;
+    p.cpu_mode = CpuMode::Reference;
+    Runtime::get().set_policy(p);
+    const auto want = cast(addmm_t(c, a, w), DType::F32).to_vector<float>();
+    p = saved;
+    p.allow_fallback = false;
+    Runtime::get().set_policy(p);
+    const Device g = Device::webgpu();
+    const auto got = cast(addmm_t(c.to(g), a.to(g), w.to(g)).cpu(), DType::F32).to_vector<float>();
+    const std::string v = webgpu::matmul_last_variant();
+    EXPECT_EQ(has(v, " +c"), M <= 4 && odt == DType::F32) << v;
+    ASSERT_EQ(got.size(), want.size());
+    const double tol = odt == DType::F16 ? 2e-2 : 1e-4;
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << i << " via " << v;
+  }
+  Runtime::get().set_policy(saved);
+  Tensor a = rand_normal({2, 8}, 1), w = rand_normal({3, 8}, 2);
+  EXPECT_THROW(addmm_t(rand_normal({2, 4}, 3), a, w), Error);
+  EXPECT_THROW(addmm_t(rand_normal({2, 3}, 3, 0.0, 1.0, DType::F16), a, w), Error);
 }
 
 TEST(WebGpuMatmul, GemvVecOverrides) {

@@ -134,7 +134,35 @@ bool run_gemm_compacting(const Tensor& a, const Tensor& b, bool tb, Tensor& y) {
 
 }  // namespace
 
+namespace {
+bool try_matmul_plain(OpCall& call);
+}
+
+// With an addend (attrs.has_bias): the plain product, then y += c in one parallel pass (f32
+// and f64; other dtypes go to the reference, which adds inside its exact sum).
 bool try_matmul(OpCall& call) {
+  if (!call.attrs.has_bias) return try_matmul_plain(call);
+  if (call.inputs.size() != 3 || call.outputs.size() != 1) return false;
+  Tensor& y = call.outputs[0];
+  const Tensor& c = call.inputs[2];
+  if (y.dtype() != DType::F32 && y.dtype() != DType::F64) return false;
+  if (c.dtype() != y.dtype() || !c.is_contiguous() || c.shape() != y.shape() || !c.storage()->host_data()) return false;
+  OpCall plain = call;
+  plain.inputs.resize(2);
+  plain.attrs.has_bias = false;
+  if (!try_matmul_plain(plain)) return false;
+  auto add = [&](auto* yp, const auto* cp) {
+    parallel_for(0, y.numel(), 1 << 16, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) yp[i] += cp[i];
+    });
+  };
+  if (y.dtype() == DType::F32) add(y.data<float>(), c.data<float>());
+  else add(y.data<double>(), c.data<double>());
+  return true;
+}
+
+namespace {
+bool try_matmul_plain(OpCall& call) {
   if (call.inputs.size() != 2 || call.outputs.size() != 1) return false;
   const Tensor& a = call.inputs[0];
   const Tensor& b = call.inputs[1];
@@ -169,5 +197,6 @@ bool try_matmul(OpCall& call) {
   parallel_for(0, y.numel(), 1 << 16, [&](int64_t s, int64_t e) { f32_to_half_row(dt, src + s, dst + 2 * s, e - s); });
   return true;
 }
+}  // namespace
 
 }  // namespace wgt::cpu_fast

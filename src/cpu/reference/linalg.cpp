@@ -27,6 +27,11 @@ void run_matmul(OpCall& call) {
   const uint8_t *ab = base_of(a), *bb = base_of(b);
   uint8_t* ob = mut_base_of(out);
   const DType at = a.dtype(), bt = b.dtype(), ot = out.dtype();
+  // Optional addend (attrs.has_bias): laid out like the output, added to the exact sum.
+  const bool add = call.attrs.has_bias && call.inputs.size() > 2;
+  const Tensor c = add ? call.inputs[2] : Tensor();
+  const uint8_t* cb = add ? base_of(c) : nullptr;
+  const int64_t c0 = add ? c.offset() : 0;
   const Domain dom = domain_of(ot);
   walk<2>(batch, {a.strides().data(), b.strides().data()}, {a.offset(), b.offset()},
           [&](int64_t bi, const std::array<int64_t, 2>& o) {
@@ -37,14 +42,17 @@ void run_matmul(OpCall& call) {
         if (dom == Domain::Real) {
           double acc = 0;
           for (int64_t k = 0; k < K; ++k) acc += load_real(ab, at, pa + k * sak) * load_real(bb, bt, pb + k * sbk);
+          if (add) acc += load_real(cb, c.dtype(), c0 + oe);
           store_real(ob, ot, oe, acc);
         } else if (dom == Domain::Int) {
           int64_t acc = 0;
           for (int64_t k = 0; k < K; ++k) acc = wadd(acc, wmul(load_int(ab, at, pa + k * sak), load_int(bb, bt, pb + k * sbk)));
+          if (add) acc = wadd(acc, load_int(cb, c.dtype(), c0 + oe));
           store_int(ob, ot, oe, acc);
         } else {
           cplx acc = 0;
           for (int64_t k = 0; k < K; ++k) acc += load_cplx(ab, at, pa + k * sak) * load_cplx(bb, bt, pb + k * sbk);
+          if (add) acc += load_cplx(cb, c.dtype(), c0 + oe);
           store_cplx(ob, ot, oe, acc);
         }
       }

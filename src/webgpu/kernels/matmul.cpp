@@ -27,7 +27,7 @@ struct MatmulParams {
   uint32_t M, N, K, batch_base;
   uint32_t a_off, a_ms, a_ks, o_off;
   uint32_t b_off, b_ks, b_ns, o_rs;
-  uint32_t o_bs, bd1, bd2, pad0;
+  uint32_t o_bs, bd1, bd2, c_off;  // c_off: element offset of the addend (attrs.has_bias)
   uint32_t a_bs0, a_bs1, a_bs2, pad1;
   uint32_t b_bs0, b_bs1, b_bs2, pad2;
 };
@@ -334,7 +334,14 @@ const std::string& matmul_last_variant() { return g_last_variant; }
 namespace {
 
 Support check_matmul(const Context& ctx, const OpCall& call) {
-  if (call.inputs.size() != 2 || call.outputs.size() != 1) return Support::no("matmul takes two inputs and one output");
+  const size_t n_in = call.attrs.has_bias ? 3 : 2;
+  if (call.inputs.size() != n_in || call.outputs.size() != 1)
+    return Support::no("matmul takes two inputs (three with an addend) and one output");
+  if (call.attrs.has_bias) {
+    const Tensor &c = call.inputs[2], &o = call.outputs[0];
+    if (c.dtype() != o.dtype() || c.shape() != o.shape() || !c.is_contiguous())
+      return Support::no("the addend must be contiguous with the output's shape and dtype");
+  }
   const Tensor &a = call.inputs[0], &b = call.inputs[1], &out = call.outputs[0];
   const DType dt = a.dtype();
   // Mixed precision: f32 activations times f16 weights (converted exactly), f32 result.
@@ -517,6 +524,14 @@ void launch_matmul(Context& ctx, OpCall& call) {
                      (a_kfast ? " a:k" : " a:m") + (b_kfast ? " b:k" : " b:n") + (a_vec ? " a:v4" : "") +
                      (b_vec ? " b:v4" : "") + kOut[static_cast<int>(om)] + store_tag;
   }
+  // The addend: fused into the vector gemv's epilogue for f32 outputs, else one add dispatch
+  // after the product (below).
+  const bool has_c = call.attrs.has_bias;
+  const bool fuse_c = has_c && gemv_vec && store == Store::F32;
+  v.defines.push_back({"C_DECL", fuse_c ? "@group(0) @binding(3) var<storage, read> c: array<f32>;" : ""});
+  v.defines.push_back({"P_BIND", fuse_c ? "4" : "3"});
+  if (gemv_vec) v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
+  if (fuse_c) g_last_variant += " +c";
   const Pipeline* pipe = ctx.pipeline(v);
 
   MatmulParams base{};
@@ -533,7 +548,9 @@ void launch_matmul(Context& ctx, OpCall& call) {
   const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
   const uint64_t m_chunk = (M <= kGemvMaxM && gemv_on) ? M : max_groups * row_tile;
   const uint64_t n_chunk = max_groups * col_tile;
-  const Arg args[3] = {ctx.arg(A.t), ctx.arg(B.t), ctx.arg(out, false)};
+  std::vector<Arg> args = {ctx.arg(A.t), ctx.arg(B.t), ctx.arg(out, false)};
+  if (fuse_c) args.push_back(ctx.arg(call.inputs[2]));
+  base.c_off = fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
 
   std::vector<int64_t> idx(host_dims, 0);
   for (uint64_t h = 0; h < host_batch; ++h) {
@@ -552,7 +569,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
           p.o_off = static_cast<uint32_t>(o_off + static_cast<int64_t>(m0 * N + n0));
           Dispatch d;
           d.pipeline = pipe;
-          d.args.assign(args, args + 3);
+          d.args = args;
           d.params = &p;
           d.params_size = sizeof p;
           d.groups_x = ceil_div(p.N, col_tile);
@@ -566,6 +583,12 @@ void launch_matmul(Context& ctx, OpCall& call) {
       if (++idx[d] < dims[d].size) break;
       idx[d] = 0;
     }
+  }
+  if (has_c && !fuse_c) {
+    // out += c elementwise, in place (each element read and written by one invocation).
+    OpCall add{OpKind::Binary, "add", {out, call.inputs[2]}, {out}, {}};
+    add.attrs.binary = BinaryOp::Add;
+    ctx.run_op(add);
   }
 }
 

@@ -34,6 +34,8 @@ fn lda1(i: u32) -> f32 { return f32({{LDA1}}); }
 // ldb8(i): B elements i..i+7 (i % 8 == 0) as two vec4<f32>; ldb1(i): element i.
 {{LDB}}
 fn st1(e: u32, v: f32) { {{ST1}} }
+// The addend c (out = A B^T + c, c laid out like the output) or 0: CADD is its body.
+fn cadd(e: u32) -> f32 { {{CADD}} }
 {{SG_FN}}
 
 var<workgroup> xs: array<vec4<f32>, MR * KC4>;
@@ -125,14 +127,18 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (s == 0u && n < p.N) {
         var t = 0.0;
         for (var j = 0u; j < KS; j++) { t += red[lid + j]; }
-        st1(o_base + m * p.o_rs + n, t);
+        let e = o_base + m * p.o_rs + n;
+        st1(e, t + cadd(e));
       }
     } else {
       for (var w = KS / 2u; w > 0u; w /= 2u) {
         if (s < w) { red[lid] += red[lid + w]; }
         workgroupBarrier();
       }
-      if (s == 0u && n < p.N) { st1(o_base + m * p.o_rs + n, red[lid]); }
+      if (s == 0u && n < p.N) {
+        let e = o_base + m * p.o_rs + n;
+        st1(e, red[lid] + cadd(e));
+      }
     }
   }
 }
