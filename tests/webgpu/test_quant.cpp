@@ -7,12 +7,21 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "quant/blocks.hpp"
+#include "webgpu/webgpu_backend.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
+
+// Test hook of src/webgpu/kernels/quant.cpp: the matvec kernel of this thread's last M <= 4
+// qmatmul_t ("staged", "stream" or "items"); the staged kernel's fallback is otherwise silent.
+namespace wgt::webgpu {
+const char* last_qmatvec_kernel_for_testing();
+}
 
 using namespace wgt;
 
@@ -35,6 +44,25 @@ size_t d_offset(QType t) {
   return 0;
 }
 
+// Two K per format whose rows are whole 16-byte words (the staged matvec's condition): one
+// trip or less, and several trips with a partial tail trip where the format allows one. A
+// trip is 16 blocks of the 32-element formats (UNROLL 1), 2 Q4_K/Q5_K super-blocks, 8 Q6_K
+// super-blocks (210 bytes: 8 is the least count whose span is whole 16-byte words, so Q6_K
+// rows are aligned only for multiples of 8 super-blocks, and its tail trips are whole).
+std::array<int64_t, 2> staged_ks(QType t) {
+  switch (t) {
+    case QType::Q6_K: return {2048, 6144};  // 8 and 24 super-blocks
+    default: return {256, 1280};            // 8 / 40 blocks; 1 / 5 super-blocks
+  }
+}
+
+webgpu::WebGPUBackend& backend() {
+  std::string why;
+  auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(0, &why));
+  if (!b) throw std::runtime_error("WebGPU adapter required: " + why);
+  return *b;
+}
+
 class QuantWebGPU : public wgt::testing::WebGpuTest {
  protected:
   void SetUp() override {
@@ -50,6 +78,7 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_ROWS");
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
+    unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -134,6 +163,7 @@ void expect_env_error(const char* var) {
 // and workgroups; M up to 4 (several x rows per dispatch); both reductions; 3, 4 and 8 rows
 // per warp.
 TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
+  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
   for (const char* sg : {"on", "off"}) {
     setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
     for (const char* rows : {"", "3", "8"}) {
@@ -149,6 +179,7 @@ TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
 // Blocks per lane per loop trip of the streaming matvec: 1 (no unrolled part), 4 and 8 (with
 // 9 blocks most lanes take only the tail; with 40, both the unrolled loop and the tail).
 TEST_F(QuantWebGPU, StreamMatvecUnrollFactors) {
+  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
   for (const char* u : {"1", "4", "8"}) {
     setenv("WGT_QMATVEC_UNROLL", u, 1);
     for (QType t : kStream)
@@ -168,6 +199,7 @@ TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
 // every format, every ROWS a tuning run would try; both reductions for ROWS = 8 (the largest
 // workgroup-memory slice). Odd K-block counts so misaligned blocks reach every row.
 TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
+  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
   for (const char* rows : {"1", "2", "4", "8"}) {
     setenv("WGT_QMATVEC_ROWS", rows, 1);
     for (const char* sg : {"on", "off"}) {
@@ -188,6 +220,7 @@ TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
 // rows; the workgroup-memory reduction too for 8 warps (its largest `red`). Kept to these
 // cases: lavapipe compiles each 256-invocation pipeline slowly.
 TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
+  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
   setenv("WGT_QMATVEC_ROWS", "3", 1);
   for (const char* warps : {"1", "3", "8"}) {
     setenv("WGT_QMATVEC_WARPS", warps, 1);
@@ -202,11 +235,14 @@ TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
 
 // A NaN or inf fp16 scale in one row of a warp (row 2 of 5, 4 rows per warp) poisons that
 // row only: the rows sharing its lanes' x registers and accumulators stay as on the CPU.
+// Both weight sources: direct loads (K = 2 blocks) and staged (a K with 16-byte aligned rows).
 TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
   const int64_t N = 5, bad = 2;
+  for (const char* kernel : {"stream", "staged"}) {
+  setenv("WGT_QMATVEC_KERNEL", kernel, 1);
   for (QType t : kStream)
     for (uint16_t bits : {uint16_t{0x7E00}, uint16_t{0x7C00}, uint16_t{0xFC00}}) {
-      const int64_t K = 2 * qtype_info(t).block_elems;
+      const int64_t K = std::string(kernel) == "stream" ? 2 * qtype_info(t).block_elems : staged_ks(t)[0];
       const QTensor clean = qrand(t, N, K, 78);
       std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
       const size_t row_bytes = raw.size() / N;
@@ -225,7 +261,91 @@ TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
             EXPECT_NEAR(got[i], want[i], 1e-4 * std::max(1.f, std::fabs(want[i]))) << qtype_name(t) << " n=" << n;
           }
         }
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), kernel) << qtype_name(t);
     }
+  }
+}
+
+// The staged matvec (the default where rows are 16-byte aligned) against the CPU: every
+// format, row counts 1, 3, 37, 131 (idle warps that still join the barriers, a warp with
+// masked tail rows, a ragged last workgroup), M = 1..4, one trip or less and several trips
+// with a tail; the kernel that ran must be the staged one (its buffers fit every WebGPU
+// device at these default shapes except Q6_K/Q8_0 below 32 KiB, checked against the limit).
+TEST_F(QuantWebGPU, StagedMatvecOddRowCountsEveryFormat) {
+  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  const uint64_t wg_mem = backend().limits().max_compute_workgroup_storage_size;
+  for (QType t : kStream)
+    for (int64_t K : staged_ks(t))
+      for (int64_t M = 1; M <= 4; ++M)
+        for (int64_t N : {1, 3, 37, 131}) {
+          check_matmul(t, M, N, K, "staged");
+          // the smallest staging (1 buffer) of the default 4 warps x 4 rows, + the reduction
+          const uint64_t span = qtype_info(t).block_bytes * (t == QType::Q6_K ? 8 : t == QType::Q4_K || t == QType::Q5_K ? 2 : 16);
+          if (16 * span + 2048 <= wg_mem) {
+            EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "staged") << qtype_name(t) << " K=" << K;
+          }
+        }
+}
+
+// Rows that do not start 16-byte aligned fall back to the direct kernel, still correct:
+// Q4_0 with K = 96 (54 bytes per row), K = 256 for Q6_K (210), 9 blocks for the 20/34-byte
+// formats (180, 306 bytes). WGT_QMATVEC_KERNEL=stream selects the direct kernel on aligned
+// rows too.
+TEST_F(QuantWebGPU, StagedMatvecFallsBackOnUnalignedRows) {
+  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  const std::pair<QType, int64_t> cases[] = {
+      {QType::Q4_0, 96}, {QType::Q6_K, 256}, {QType::Q4_1, 288}, {QType::Q8_0, 288}, {QType::Q6_K, 2304}};
+  for (auto [t, K] : cases)
+    for (int64_t N : {1, 37}) {
+      check_matmul(t, 3, N, K, "staged-fallback");
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t) << " K=" << K;
+    }
+  setenv("WGT_QMATVEC_KERNEL", "stream", 1);
+  check_matmul(QType::Q4_0, 1, 5, 256, "stream");
+  EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream");
+  setenv("WGT_QMATVEC_KERNEL", "items", 1);
+  check_matmul(QType::Q4_0, 1, 5, 256, "items");
+  EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "items");
+}
+
+// Every knob of the staged matvec a tuning run would set: ROWS 1, 2, 8 (with the workgroup
+// reduction for 8), UNROLL 2, 4, 8 (longer trips: Q4_K 16 super-blocks per trip, so K = 5
+// super-blocks is all tail), one and two staging buffers, 1 and 8 warps. Where a
+// configuration's staging does not fit the device, the default buffer count falls back to
+// the direct kernel (checked to stay correct); an explicit WGT_QMATVEC_STAGE_BUFFERS must
+// fit (MatvecBadEnvValuesAreTypedErrors).
+TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
+  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  auto run_all = [&](const char* what) {
+    for (QType t : kStream)
+      for (int64_t K : staged_ks(t)) check_matmul(t, 2, 37, K, what);
+  };
+  for (const char* rows : {"1", "2", "8"}) {
+    setenv("WGT_QMATVEC_ROWS", rows, 1);
+    run_all(rows);
+  }
+  setenv("WGT_QMATVEC_SUBGROUPS", "off", 1);
+  run_all("rows 8, workgroup reduction");
+  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  unsetenv("WGT_QMATVEC_ROWS");
+  for (const char* u : {"2", "4", "8"}) {
+    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    run_all(u);
+  }
+  unsetenv("WGT_QMATVEC_UNROLL");
+  setenv("WGT_QMATVEC_ROWS", "2", 1);
+  for (const char* nbuf : {"1", "2"}) {
+    setenv("WGT_QMATVEC_STAGE_BUFFERS", nbuf, 1);
+    for (QType t : kStream) {
+      check_matmul(t, 4, 131, staged_ks(t)[1], nbuf);
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "staged") << qtype_name(t) << " buffers=" << nbuf;
+    }
+  }
+  unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
+  for (const char* warps : {"1", "8"}) {
+    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K}) check_matmul(t, 1, 50, staged_ks(t)[1], warps);
+  }
 }
 
 TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
@@ -245,6 +365,27 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   for (const char* wp : {"0", "9", "-1", "4 "}) {
     setenv("WGT_QMATVEC_WARPS", wp, 1);
     expect_env_error("WGT_QMATVEC_WARPS");
+  }
+  unsetenv("WGT_QMATVEC_WARPS");
+  for (const char* nb : {"0", "3", "x"}) {
+    setenv("WGT_QMATVEC_STAGE_BUFFERS", nb, 1);
+    expect_env_error("WGT_QMATVEC_STAGE_BUFFERS");
+  }
+  // Two buffers of 8 warps x 8 rows x 128 Q8_0 blocks (557 KB) fit no device: Unsupported,
+  // naming the knob, instead of a silent fallback the user did not ask for.
+  setenv("WGT_QMATVEC_STAGE_BUFFERS", "2", 1);
+  setenv("WGT_QMATVEC_ROWS", "8", 1);
+  setenv("WGT_QMATVEC_WARPS", "8", 1);
+  setenv("WGT_QMATVEC_UNROLL", "8", 1);
+  const int64_t K = 4096;
+  const QTensor w = qrand(QType::Q8_0, 2, K, 5).to(Device::webgpu());
+  try {
+    (void)qmatmul_t(Tensor::from_vector(randn(K, 4, 1.f), {1, K}).to(Device::webgpu()), w);
+    synchronize();
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(e.message().find("WGT_QMATVEC_STAGE_BUFFERS"), std::string::npos) << e.message();
   }
 }
 

@@ -1,6 +1,7 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
-// q*_lane (default), or q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
+// q*_lane with weights staged through workgroup memory (default) or read directly, or
+// q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
@@ -150,16 +151,31 @@ bool use_subgroups(const Context& ctx) {
 
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
-// WGT_QMATVEC_KERNEL picks the M <= 4 kernel: `stream` (default; warps of 32 lanes streaming
-// ROWS weight rows each, every format has a q*_lane shader) or `items` (q_matvec[_sg], one
-// block per invocation), so that the two can be compared on the same build.
-bool use_stream(QType t) {
-  const char* v = std::getenv("WGT_QMATVEC_KERNEL");
-  const bool stream = !v || !*v || std::string(v) == "stream";
-  if (!stream && std::string(v) != "items")
-    throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_KERNEL='") + v + "'; use stream or items");
-  return stream && kernels_for(t).lane != nullptr;
+// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `staged` (default; the streaming matvec with each
+// warp's weight bytes staged through workgroup memory by vec4 loads, where rows are 16-byte
+// aligned and the staging fits, else `stream`), `stream` (the streaming matvec with direct
+// scalar loads) or `items` (q_matvec[_sg], one block per invocation), so that all three can be
+// compared on the same build.
+enum class MatvecKernel { Staged, Stream, Items };
+const char* matvec_kernel_name(MatvecKernel k) {
+  switch (k) {
+    case MatvecKernel::Staged: return "staged";
+    case MatvecKernel::Stream: return "stream";
+    case MatvecKernel::Items: return "items";
+  }
+  return "?";
 }
+MatvecKernel requested_matvec_kernel() {
+  const char* v = std::getenv("WGT_QMATVEC_KERNEL");
+  if (!v || !*v) return MatvecKernel::Staged;
+  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Items})
+    if (std::string(v) == matvec_kernel_name(k)) return k;
+  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream or items");
+}
+
+// Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallback from `staged` is
+// silent, so the tests ask here). Declared where used (tests); not part of the API.
+thread_local const char* g_last_matvec_kernel = "";
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -182,9 +198,23 @@ constexpr uint32_t kStreamWarps = 4;
 // Blocks per lane per trip of the main loop (UNROLL * ROWS weight loads in flight per
 // lane). WGT_QMATVEC_UNROLL=1, 2, 4 or 8.
 constexpr uint32_t kStreamUnroll = 2;
+// The staged kernel's UNROLL default: its trips are already pipelined (the next trip's vec4
+// loads are in flight while one decodes), and one block per lane keeps the staging buffers
+// of the default 4 x 4 rows small (Q4_0: 2 x 4.5 KiB). A guess pending the H200 sweep.
+constexpr uint32_t kStagedUnroll = 1;
 
-uint32_t stream_unroll() {
-  const uint32_t u = env_knob("WGT_QMATVEC_UNROLL", kStreamUnroll, 1, 8);
+// The q*_lane shaders' SLOTS (lanes per block), needed here to size the staging buffers; the
+// staged shader const_asserts that its trip is whole vec4s, so a mismatch fails loudly.
+uint32_t lane_slots(QType t) {
+  switch (t) {
+    case QType::Q8_0: case QType::Q4_0: case QType::Q4_1: return 2;
+    case QType::Q4_K: case QType::Q5_K: case QType::Q6_K: return 16;
+  }
+  return 0;
+}
+
+uint32_t stream_unroll(uint32_t dflt) {
+  const uint32_t u = env_knob("WGT_QMATVEC_UNROLL", dflt, 1, 8);
   if ((u & (u - 1)) != 0) throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL=" + std::to_string(u) + "; use 1, 2, 4 or 8");
   return u;
 }
@@ -195,6 +225,47 @@ uint32_t stream_warps(const Context& ctx) {
     throw_error(ErrorKind::Unsupported, "qmatmul_t",
                 "WGT_QMATVEC_WARPS=" + std::to_string(wp) + " exceeds the device's invocations per workgroup; use fewer");
   return wp;
+}
+
+// Shape of a staged matvec pipeline, or why the direct kernel runs instead.
+struct StagedPlan {
+  bool ok = false;
+  uint32_t unroll = 0, nbuf = 0;
+};
+
+// The staged kernel applies when rows start 16-byte aligned (the binding is at offset 0:
+// check_qmatmul) and its staging buffers fit the workgroup memory: per buffer
+// WARPS * ROWS * TRIP blocks, TRIP = 32 / SLOTS * UNROLL, UNROLL doubled until a trip is whole
+// 16-byte words (Q6_K: 210-byte blocks, 2 per step -> 4 steps = 8 blocks = 1680 bytes).
+// WGT_QMATVEC_STAGE_BUFFERS=1|2 (default: 2 where it fits, else 1): 2 overlaps the next trip's
+// stores with this trip's decode (one barrier per trip), 1 halves the memory (two barriers).
+// An explicit value that does not fit is an Unsupported error; a default that does not fit
+// falls back to the direct kernel.
+StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t rows, uint32_t warps, uint32_t unroll) {
+  StagedPlan p;
+  const uint32_t forced = env_knob("WGT_QMATVEC_STAGE_BUFFERS", 0, 1, 2);  // validated even when unused
+  if (row_bytes % 16 != 0) return p;
+  const uint32_t bb = static_cast<uint32_t>(qtype_info(t).block_bytes);
+  const uint32_t stride = kStreamLanes / lane_slots(t);
+  while ((stride * unroll * bb) % 16 != 0) unroll *= 2;  // at most x8: 16 / gcd(bb, 16)
+  const uint64_t span = uint64_t{stride} * unroll * bb;    // bytes per row and trip
+  const uint64_t red = uint64_t{rows} * warps * kStreamLanes * 4;
+  const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
+  auto fits = [&](uint32_t nbuf) { return nbuf * warps * rows * span + red <= limit; };
+  if (forced != 0) {
+    if (!fits(forced))
+      throw_error(ErrorKind::Unsupported, "qmatmul_t",
+                  "WGT_QMATVEC_STAGE_BUFFERS=" + std::to_string(forced) + " needs " +
+                      std::to_string(forced * warps * rows * span + red) + " bytes of workgroup memory, the device has " +
+                      std::to_string(limit) + "; use 1 buffer or fewer WGT_QMATVEC_ROWS / WARPS / UNROLL");
+    p.nbuf = forced;
+  } else {
+    p.nbuf = fits(2) ? 2 : fits(1) ? 1 : 0;
+    if (p.nbuf == 0) return p;
+  }
+  p.ok = true;
+  p.unroll = unroll;
+  return p;
 }
 
 void launch_qmatmul(Context& ctx, OpCall& c) {
@@ -221,18 +292,30 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     ctx.dispatch(d);
     return;
   }
-  if (use_stream(t)) {
+  const MatvecKernel want = requested_matvec_kernel();
+  if (want != MatvecKernel::Items) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
     const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", kStreamRows, 1, 8);
     const uint32_t warps = stream_warps(ctx);
-    d.pipeline = ctx.pipeline({sg ? "q_mv_stream_sg" : "q_mv_stream",
-                               {{"QCONST", qconst},
-                                {"LANE", kernels_for(t).lane},
-                                {"ROWS", std::to_string(rows)},
-                                {"WARPS", std::to_string(warps)},
-                                {"UNROLL", std::to_string(stream_unroll())}}});
+    StagedPlan staged;
+    if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
+    ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
+                    {{"QCONST", qconst},
+                     {"LANE", kernels_for(t).lane},
+                     {"ROWS", std::to_string(rows)},
+                     {"WARPS", std::to_string(warps)}}};
+    if (staged.ok) {
+      v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
+      v.defines.push_back({"UNROLL", std::to_string(staged.unroll)});
+      v.defines.push_back({"NBUF", std::to_string(staged.nbuf)});
+    } else {
+      v.defines.push_back({"SOURCE", "q_mv_stream_direct"});
+      v.defines.push_back({"UNROLL", std::to_string(stream_unroll(kStreamUnroll))});
+    }
+    d.pipeline = ctx.pipeline(v);
+    g_last_matvec_kernel = matvec_kernel_name(staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
     const uint64_t group_rows = uint64_t{warps} * rows;
     auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
@@ -241,6 +324,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     ctx.dispatch(d);
     return;
   }
+  g_last_matvec_kernel = matvec_kernel_name(MatvecKernel::Items);
   // Subgroup reduction where the device has the feature; the workgroup tree elsewhere.
   const char* shader = use_subgroups(ctx) ? "q_matvec_sg" : "q_matvec";
   d.pipeline = ctx.pipeline(
@@ -278,6 +362,11 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   d.groups_y = gy;
   ctx.dispatch(d);
 }
+
+// Test hook: "staged", "stream" or "items", the kernel of this thread's last M <= 4
+// qmatmul_t launch ("" before any); the staged kernel falls back silently where rows are not
+// 16-byte aligned. Not declared in a header: the tests declare it.
+const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

@@ -12,8 +12,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let warp = lid / LANES;
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
-  var acc: array<f32, ROWS>;
-  if (rows.y > 0u) { acc = warp_partials(g.x, rows.x, rows.y, lane); }
+  // Called by every invocation, rows or not: the staged source has barriers inside.
+  let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
   for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
   workgroupBarrier();
   for (var h = LANES / 2u; h > 0u; h = h >> 1u) {

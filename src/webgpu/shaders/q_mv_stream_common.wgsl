@@ -1,5 +1,5 @@
-// Shared part of the streaming quantized matvec (y = x W^T, M <= 4; W packed GGUF blocks
-// read as array<u32>). One workgroup = (x row m, WARPS * ROWS weight rows); each warp of
+// Shared part of the streaming quantized matvec (y = x W^T, M <= 4; W packed GGUF blocks).
+// One workgroup = (x row m, WARPS * ROWS weight rows); each warp of
 // LANES = 32 invocations owns ROWS consecutive rows, and each of its lanes computes a part of
 // all ROWS dot products at once: per step it loads its x slice once into registers (the
 // format's lane_x) and dots it against the same bytes of each of its ROWS rows (lane_dot).
@@ -11,10 +11,18 @@
 // words, block scales decoded once per part instead of once per value. x is read as vec4
 // from global memory: K is unbounded and a whole x row can exceed the 16 KiB of workgroup
 // memory WebGPU guarantees.
+// Where the weight bytes come from is the SOURCE part: q_mv_stream_direct (lanes read the
+// global `w: array<u32>` themselves) or q_mv_stream_staged (each warp copies its rows' bytes
+// of a loop trip into workgroup memory with vec4 loads first). Both declare `w` (the array
+// the q_bytes helpers and lane_dot read) and fn warp_partials(m, n0, cnt, lane, warp), which
+// every invocation of the workgroup calls (cnt == 0 for a warp without rows), so that the
+// staged variant's barriers sit in uniform control flow.
 // Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), UNROLL (blocks per lane
 // per loop trip), LANE (the format's q*_lane shader: SLOTS, struct LaneX,
-// fn lane_x(x4_base, block, part) -> LaneX and fn lane_dot(block_byte_off, part, LaneX) -> f32).
-// Bindings: x (as vec4; K is a multiple of 32), w, y, params.
+// fn lane_x(x4_base, block, part) -> LaneX and fn lane_dot(block_byte_off, part, LaneX) -> f32),
+// SOURCE (q_mv_stream_direct or q_mv_stream_staged, which may need defines of its own).
+// Bindings: x (as vec4; K is a multiple of 32), the weights (binding 1, declared by SOURCE),
+// y, params.
 struct Params {
   m: u32,
   n: u32,
@@ -22,7 +30,6 @@ struct Params {
   row_bytes: u32,
 };
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> w: array<u32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
@@ -55,31 +62,4 @@ fn warp_rows(n0_group: u32, warp: u32) -> vec2<u32> {
   return vec2<u32>(n0, min(ROWS, params.n - n0));
 }
 
-// Adds this lane's part of block b of every row to acc. Rows past cnt repeat the last
-// valid row (ro below): their loads stay in bounds and their sums are never stored, so the
-// inner loop has a constant trip count and no per-row branch.
-fn add_block(acc: ptr<function, array<f32, ROWS>>, ro: ptr<function, array<u32, ROWS>>, x4: u32, b: u32, part: u32) {
-  let xv = lane_x(x4, b, part);
-  let bo = b * Q_BLOCK_BYTES;
-  for (var r = 0u; r < ROWS; r = r + 1u) { (*acc)[r] = (*acc)[r] + lane_dot((*ro)[r] + bo, part, xv); }
-}
-
-// This lane's parts of the dot products of rows n0 .. n0 + cnt - 1 with x row m. UNROLL
-// blocks per trip of the main loop (a constant trip count the driver can unroll), so each
-// lane has UNROLL * ROWS independent sets of weight loads in flight; the tail takes the rest
-// one block at a time.
-fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32) -> array<f32, ROWS> {
-  let nb = params.k / QK;
-  var ro: array<u32, ROWS>;
-  for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = (n0 + min(r, cnt - 1u)) * params.row_bytes; }
-  let x4 = m * (params.k / 4u);
-  let part = lane % SLOTS;
-  let stride = LANES / SLOTS;
-  var acc: array<f32, ROWS>;
-  var b = lane / SLOTS;
-  for (; b + (UNROLL - 1u) * stride < nb; b = b + UNROLL * stride) {
-    for (var u = 0u; u < UNROLL; u = u + 1u) { add_block(&acc, &ro, x4, b + u * stride, part); }
-  }
-  for (; b < nb; b = b + stride) { add_block(&acc, &ro, x4, b, part); }
-  return acc;
-}
+#include "{{SOURCE}}"

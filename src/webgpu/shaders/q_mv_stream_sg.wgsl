@@ -18,8 +18,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let warp = lid / LANES;
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
-  var acc: array<f32, ROWS>;
-  if (rows.y > 0u) { acc = warp_partials(g.x, rows.x, rows.y, lane); }
+  // Called by every invocation, rows or not: the staged source has barriers inside.
+  let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
   for (var r = 0u; r < ROWS; r = r + 1u) {
     let t = subgroupAdd(acc[r]);
     if (sid == 0u) { red[r * WG + lid] = t; }
