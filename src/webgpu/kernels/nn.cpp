@@ -275,10 +275,12 @@ AttnShape attn_shape(const OpCall& call) {
 //   WGT_ATTN_DECODE_WARPS  = 1 | 2 | 4 | 8     workgroup size in units of 32 invocations
 //   WGT_ATTN_DECODE_UNROLL = 1 | 2 | 4         keys per lane group per loop trip
 constexpr int64_t kDecodeSgWarps = 4, kDecodeSgUnroll = 2;
-// Workgroups the default chunk aims at: a few per SM of a large GPU (an H200 has 132) so that
-// enough loads are in flight, and not many more, since every workgroup pays a merge of its
-// lane groups' states and writes one partial per head for the reduction pass.
-constexpr int64_t kDecodeSgTargetGroups = 512;
+// Workgroups the default chunk aims at: about two per SM of a large GPU (an H200 has 132) so
+// that enough loads are in flight, and not many more, since every workgroup pays a merge of
+// its lane groups' states and writes one partial per head for the reduction pass. Measured on
+// the H200 (BENCHMARKS.md run 7; KV 4096, 8 KV heads, 8 lanes): 512 groups (chunk 64) 22.1 us,
+// 256 (chunk 128) 16.3 us, 128 (chunk 256) 17.0 us.
+constexpr int64_t kDecodeSgTargetGroups = 256;
 // Most per-lane floats of q and acc (2 G D / L): with the K/V words of U keys also live, more
 // would spill registers on NVIDIA (255 per invocation), and lavapipe's LLVM takes ~30 s to
 // compile a 256-float variant.

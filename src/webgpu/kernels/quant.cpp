@@ -1,6 +1,6 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
-// q*_lane with weights staged through workgroup memory (default) or read directly, or
+// q*_lane with weights read directly (default) or staged through workgroup memory, or
 // q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
@@ -46,6 +46,24 @@ QKernels kernels_for(QType t) {
     case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane"};
   }
   return {nullptr, nullptr, nullptr};
+}
+
+// How q_bytes turns small unsigned codes into floats (WGT_QMATVEC_CVT, read per launch):
+// `magic` (default) ORs the code into the mantissa of 2^23 and subtracts 2^23 (an integer
+// logic op and an FP add, both full rate), `native` converts with f32(u32) (a conversion
+// instruction, quarter rate or less on NVIDIA, which bound the 4-bit matvecs: BENCHMARKS.md
+// run 7). Both are exact for codes below 2^23.
+bool cvt_magic() {
+  const char* v = std::getenv("WGT_QMATVEC_CVT");
+  if (!v || !*v || std::string(v) == "magic") return true;
+  if (std::string(v) == "native") return false;
+  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_CVT='") + v + "'; use magic or native");
+}
+
+// The QCONST text of every quantized shader: the format's block constants
+// (quant::wgsl_block_constants, the single source of the layouts) and the conversion choice.
+std::string shader_constants(QType t) {
+  return quant::wgsl_block_constants(t) + "const CVT_MAGIC: bool = " + (cvt_magic() ? "true" : "false") + ";\n";
 }
 
 // Mirrors `struct Params` of shaders/q_dequant.wgsl.
@@ -94,7 +112,7 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.rows} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", shader_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
@@ -151,10 +169,10 @@ bool use_subgroups(const Context& ctx) {
 
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
-// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `staged` (default; the streaming matvec with each
-// warp's weight bytes staged through workgroup memory by vec4 loads, where rows are 16-byte
-// aligned and the staging fits, else `stream`), `stream` (the streaming matvec with direct
-// scalar loads) or `items` (q_matvec[_sg], one block per invocation), so that all three can be
+// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `stream` (default; the streaming matvec with direct
+// scalar loads), `staged` (the streaming matvec with each warp's weight bytes staged through
+// workgroup memory by vec4 loads, where rows are 16-byte aligned and the staging fits, else
+// `stream`; slower on the H200, BENCHMARKS.md run 7) or `items` (q_matvec[_sg], one block per invocation), so that all three can be
 // compared on the same build.
 enum class MatvecKernel { Staged, Stream, Items };
 const char* matvec_kernel_name(MatvecKernel k) {
@@ -167,7 +185,7 @@ const char* matvec_kernel_name(MatvecKernel k) {
 }
 MatvecKernel requested_matvec_kernel() {
   const char* v = std::getenv("WGT_QMATVEC_KERNEL");
-  if (!v || !*v) return MatvecKernel::Staged;
+  if (!v || !*v) return MatvecKernel::Stream;
   for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Items})
     if (std::string(v) == matvec_kernel_name(k)) return k;
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream or items");
@@ -190,8 +208,11 @@ uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
 
 // Weight rows per warp of the streaming matvec: each lane loads its x slice once per step
 // and dots it with this many rows (x traffic from L1 divided by it, R accumulators and R
-// sets of weight loads per lane). 4 is a guess pending the H200 sweep; WGT_QMATVEC_ROWS=1..8.
-constexpr uint32_t kStreamRows = 4;
+// sets of weight loads per lane). WGT_QMATVEC_ROWS=1..8. Defaults from the H200 sweep of
+// BENCHMARKS.md run 7 (14336 x 4096, direct loads): 4 for every format (Q4_0 22.5 us vs 24.9
+// at 2 and 27.1 at 8; Q4_K and Q8_0 about even at 2 and 4) except Q6_K, whose lane holds
+// more state per row: 2 (44.2 us vs 50.5 at 4 and 70.1 at 8).
+uint32_t default_stream_rows(QType t) { return t == QType::Q6_K ? 2 : 4; }
 // Warps (of 32 invocations) per workgroup; a workgroup covers WARPS * ROWS rows.
 // WGT_QMATVEC_WARPS=1..8 (at most the device's invocations per workgroup / 32).
 constexpr uint32_t kStreamWarps = 4;
@@ -279,7 +300,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.n = static_cast<uint32_t>(y.size(1));
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
   if (uint64_t{p.m} * p.n == 0) return;
-  const std::string qconst = quant::wgsl_block_constants(t);
+  const std::string qconst = shader_constants(t);
   Dispatch d;
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
@@ -297,7 +318,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
-    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", kStreamRows, 1, 8);
+    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", default_stream_rows(t), 1, 8);
     const uint32_t warps = stream_warps(ctx);
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
@@ -353,7 +374,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.n_ids} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", shader_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;

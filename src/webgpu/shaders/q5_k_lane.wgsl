@@ -41,9 +41,12 @@ fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {
   let si = (blk + Q_OFF_SCALES) >> 2u;
   let sm = scale_min_pair_k(w[si], w[si + 1u], w[si + 2u], c);
   let dm = unpack2x16float(w[(blk + Q_OFF_D) >> 2u]);
-  let s0 = dot(bytes_bits(q0, 0u, 0xFu) + 16.0 * bytes_bits(h0, 2u * c, 1u), v.lo0) +
-           dot(bytes_bits(q1, 0u, 0xFu) + 16.0 * bytes_bits(h1, 2u * c, 1u), v.lo1);
-  let s1 = dot(bytes_bits(q0, 4u, 0xFu) + 16.0 * bytes_bits(h0, 2u * c + 1u, 1u), v.hi0) +
-           dot(bytes_bits(q1, 4u, 0xFu) + 16.0 * bytes_bits(h1, 2u * c + 1u, 1u), v.hi1);
+  // 5-bit codes assembled in the integer domain (4 bytes per word op): one conversion each.
+  let m4 = 0x0F0F0F0Fu;
+  let m1 = 0x01010101u;
+  let s0 = dot(bytes_bits((q0 & m4) | (((h0 >> (2u * c)) & m1) << 4u), 0u, 0x1Fu), v.lo0) +
+           dot(bytes_bits((q1 & m4) | (((h1 >> (2u * c)) & m1) << 4u), 0u, 0x1Fu), v.lo1);
+  let s1 = dot(bytes_bits(((q0 >> 4u) & m4) | (((h0 >> (2u * c + 1u)) & m1) << 4u), 0u, 0x1Fu), v.hi0) +
+           dot(bytes_bits(((q1 >> 4u) & m4) | (((h1 >> (2u * c + 1u)) & m1) << 4u), 0u, 0x1Fu), v.hi1);
   return dm.x * (sm.x * s0 + sm.y * s1) - dm.y * (sm.z * v.sum_lo + sm.w * v.sum_hi);
 }

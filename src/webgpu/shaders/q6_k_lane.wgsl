@@ -33,10 +33,14 @@ fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {
   let qa = bytes4_at(blk + Q_OFF_QL + 64u * h + l0);
   let qb = bytes4_at(blk + Q_OFF_QL + 64u * h + 32u + l0);
   let qh = bytes4_at(blk + Q_OFF_QH + 32u * h + l0);
-  let s = vec4<f32>(dot(bytes_bits(qa, 0u, 0xFu) + 16.0 * bytes_bits(qh, 0u, 3u), v.x0),
-                    dot(bytes_bits(qb, 0u, 0xFu) + 16.0 * bytes_bits(qh, 2u, 3u), v.x1),
-                    dot(bytes_bits(qa, 4u, 0xFu) + 16.0 * bytes_bits(qh, 4u, 3u), v.x2),
-                    dot(bytes_bits(qb, 4u, 0xFu) + 16.0 * bytes_bits(qh, 6u, 3u), v.x3));
+  // The 6-bit codes of each quarter assembled in the integer domain (4 bytes per word op), so
+  // that each value is converted to float once.
+  let m4 = 0x0F0F0F0Fu;
+  let m2 = 0x03030303u;
+  let s = vec4<f32>(dot(bytes_bits((qa & m4) | ((qh & m2) << 4u), 0u, 0x3Fu), v.x0),
+                    dot(bytes_bits((qb & m4) | (((qh >> 2u) & m2) << 4u), 0u, 0x3Fu), v.x1),
+                    dot(bytes_bits(((qa >> 4u) & m4) | (((qh >> 4u) & m2) << 4u), 0u, 0x3Fu), v.x2),
+                    dot(bytes_bits(((qb >> 4u) & m4) | (((qh >> 6u) & m2) << 4u), 0u, 0x3Fu), v.x3));
   // Scales of quarters 0..3: bytes j, j + 2, j + 4, j + 6 of scales[8h ..] with j = l0 / Q_SUB,
   // i.e. bytes j and j + 2 of two words; each moved to the top byte and sign-extended.
   let sa = bytes4_at(blk + Q_OFF_SCALES + 8u * h);
