@@ -79,7 +79,6 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
-    unsetenv("WGT_QMATVEC_CVT");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -349,25 +348,6 @@ TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
   }
 }
 
-// Both code-to-float conversions of q_bytes (WGT_QMATVEC_CVT: the 2^23 mantissa trick, the
-// default, and f32(u32)) against the CPU, in the matvec (direct and staged), the tiled
-// prefill and dequantize, every format.
-TEST_F(QuantWebGPU, CodeConversionModesMatchCpu) {
-  for (const char* cvt : {"native", "magic"}) {
-    setenv("WGT_QMATVEC_CVT", cvt, 1);
-    for (const char* kernel : {"stream", "staged"}) {
-      setenv("WGT_QMATVEC_KERNEL", kernel, 1);
-      for (QType t : kStream) check_matmul(t, 2, 37, staged_ks(t)[1], (std::string(cvt) + " " + kernel).c_str());
-    }
-    for (QType t : kStream) {
-      check_matmul(t, 9, 21, 2 * qtype_info(t).block_elems, cvt);  // tiled
-      const QTensor q = qrand(t, 3, qtype_info(t).block_elems, 11);
-      EXPECT_EQ(dequantize(q.to(Device::webgpu())).cpu().to_vector<float>(), dequantize(q).to_vector<float>())
-          << qtype_name(t) << " " << cvt;
-    }
-  }
-}
-
 TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   setenv("WGT_QMATVEC_KERNEL", "fast", 1);
   expect_env_error("WGT_QMATVEC_KERNEL");
@@ -387,9 +367,6 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
     expect_env_error("WGT_QMATVEC_WARPS");
   }
   unsetenv("WGT_QMATVEC_WARPS");
-  setenv("WGT_QMATVEC_CVT", "fast", 1);
-  expect_env_error("WGT_QMATVEC_CVT");
-  unsetenv("WGT_QMATVEC_CVT");
   setenv("WGT_QMATVEC_KERNEL", "staged", 1);  // the staging knobs below belong to the staged kernel
   for (const char* nb : {"0", "3", "x"}) {
     setenv("WGT_QMATVEC_STAGE_BUFFERS", nb, 1);

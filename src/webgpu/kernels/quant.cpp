@@ -48,24 +48,6 @@ QKernels kernels_for(QType t) {
   return {nullptr, nullptr, nullptr};
 }
 
-// How q_bytes turns small unsigned codes into floats (WGT_QMATVEC_CVT, read per launch):
-// `magic` (default) ORs the code into the mantissa of 2^23 and subtracts 2^23 (an integer
-// logic op and an FP add, both full rate), `native` converts with f32(u32) (a conversion
-// instruction, quarter rate or less on NVIDIA, which bound the 4-bit matvecs: BENCHMARKS.md
-// run 7). Both are exact for codes below 2^23.
-bool cvt_magic() {
-  const char* v = std::getenv("WGT_QMATVEC_CVT");
-  if (!v || !*v || std::string(v) == "magic") return true;
-  if (std::string(v) == "native") return false;
-  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_CVT='") + v + "'; use magic or native");
-}
-
-// The QCONST text of every quantized shader: the format's block constants
-// (quant::wgsl_block_constants, the single source of the layouts) and the conversion choice.
-std::string shader_constants(QType t) {
-  return quant::wgsl_block_constants(t) + "const CVT_MAGIC: bool = " + (cvt_magic() ? "true" : "false") + ";\n";
-}
-
 // Mirrors `struct Params` of shaders/q_dequant.wgsl.
 struct QDeqParams {
   uint32_t rows, cols, row_bytes, pad;
@@ -112,7 +94,7 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.rows} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", shader_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
@@ -300,7 +282,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.n = static_cast<uint32_t>(y.size(1));
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
   if (uint64_t{p.m} * p.n == 0) return;
-  const std::string qconst = shader_constants(t);
+  const std::string qconst = quant::wgsl_block_constants(t);
   Dispatch d;
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
@@ -374,7 +356,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.n_ids} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", shader_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
   d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;

@@ -58,23 +58,14 @@ fn q8_words(off: u32) -> array<u32, 8> {
 }
 // The four int8 of a u32 (little-endian) as floats; shifts instead of unpack4xI8 so that no
 // WGSL language extension is needed.
-// CVT_MAGIC (QCONST, kernels/quant.cpp): byte b ^ 0x80 = b + 128 as a signed value, placed
-// in the mantissa of 2^23 (0x4B000000); subtracting 2^23 + 128 leaves the signed value.
 fn i8x4(v: u32) -> vec4<f32> {
-  if (CVT_MAGIC) {
-    let u = (vec4<u32>(v, v >> 8u, v >> 16u, v >> 24u) & vec4<u32>(0xFFu)) ^ vec4<u32>(0x4B000080u);
-    return bitcast<vec4<f32>>(u) - vec4<f32>(8388736.0);
-  }
   let s = bitcast<i32>(v);
   return vec4<f32>(f32((s << 24u) >> 24u), f32((s << 16u) >> 24u), f32((s << 8u) >> 24u), f32(s >> 24u));
 }
 // The four bytes of v, each shifted right by `sh` and masked, as floats (nibbles, 2-bit
-// high parts, single bits; mask < 2^23). CVT_MAGIC: the code ORed into the mantissa of 2^23,
-// then 2^23 subtracted, instead of a conversion instruction.
+// high parts, single bits).
 fn bytes_bits(v: u32, sh: u32, mask: u32) -> vec4<f32> {
-  let u = (vec4<u32>(v, v >> 8u, v >> 16u, v >> 24u) >> vec4<u32>(sh)) & vec4<u32>(mask);
-  if (CVT_MAGIC) { return bitcast<vec4<f32>>(u | vec4<u32>(0x4B000000u)) - vec4<f32>(8388608.0); }
-  return vec4<f32>(u);
+  return vec4<f32>((vec4<u32>(v, v >> 8u, v >> 16u, v >> 24u) >> vec4<u32>(sh)) & vec4<u32>(mask));
 }
 fn pack8(a: vec4<f32>, b: vec4<f32>) -> array<f32, 8> {
   return array<f32, 8>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
