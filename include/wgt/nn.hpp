@@ -91,7 +91,7 @@ class KVCache {
   void clear() { size_ = 0; }  // keeps the buffers; later appends overwrite from row 0
 
  private:
-  void write_rows(const Tensor& dst, const Tensor& src);
+  void write_rows(const Tensor& k, const Tensor& v);  // rows [size_, size_ + n) of both caches
   Tensor k_, v_;
   int64_t max_ctx_ = 0, n_kv_heads_ = 0, head_dim_ = 0, size_ = 0;
   DType dtype_ = DType::F32;

@@ -70,16 +70,16 @@ void KVCache::append(const Tensor& k, const Tensor& v) {
                 "appending " + i2s(n) + " rows to a cache holding " + i2s(size_) + " of max_ctx " + i2s(max_ctx_) +
                     " overflows it; create the cache with a larger max_ctx, or clear() it");
   if (n == 0) return;
-  write_rows(k_, k);
-  write_rows(v_, v);
+  write_rows(k, v);
   size_ += n;
 }
 
-void KVCache::write_rows(const Tensor& dst, const Tensor& src) {
+void KVCache::write_rows(const Tensor& k, const Tensor& v) {
   Runtime& rt = Runtime::get();
-  OpCall call{OpKind::KVAppend, "kv_append", {dst, src}, {}, {}, 0.0, {}};
+  // One call for both caches: one dispatch per decode step on WebGPU.
+  OpCall call{OpKind::KVAppend, "kv_append", {k_, k, v_, v}, {}, {}, 0.0, {}};
   call.attrs.pos_offset = size_;
-  call.work = static_cast<double>(src.numel());
+  call.work = static_cast<double>(k.numel() + v.numel());
   if (device_.is_cpu()) {
     Backend& cpu = rt.cpu_backend();
     cpu.execute(call);
@@ -91,20 +91,22 @@ void KVCache::write_rows(const Tensor& dst, const Tensor& src) {
   DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
   if (rt.policy().mode != PolicyMode::CpuOnly && gpu.supports(call).ok) {
     // Every input lives on this device and the backend supports the call, so the runtime
-    // runs it there: the write lands in the pinned cache buffer.
+    // runs it there: the writes land in the pinned cache buffers.
     rt.run(call, {}, device_);
     return;
   }
-  // Host path: convert on the CPU, then write the rows into the device buffer. Pending
-  // dispatches are flushed first so that the write is ordered after every recorded reader.
-  Tensor host = cast(src.to(Device::cpu()), dtype_).contiguous();
+  // Host path: convert on the CPU, then write the rows into the device buffers. Pending
+  // dispatches are flushed first so that the writes are ordered after every recorded reader.
+  const Tensor hk = cast(k.to(Device::cpu()), dtype_).contiguous(), hv = cast(v.to(Device::cpu()), dtype_).contiguous();
   rt.synchronize();
   const size_t row_bytes = static_cast<size_t>(n_kv_heads_ * head_dim_) * dtype_size(dtype_);
-  gpu.write(*dst.storage()->buffer(), static_cast<size_t>(size_) * row_bytes, host.data_ptr(), host.nbytes());
-  rt.mutable_stats().bytes_uploaded += host.nbytes();
   auto& c = rt.mutable_stats().per_op[call.name]["host-write"];
+  for (const auto& [dst, host] : {std::pair{&k_, &hk}, std::pair{&v_, &hv}}) {
+    gpu.write(*dst->storage()->buffer(), static_cast<size_t>(size_) * row_bytes, host->data_ptr(), host->nbytes());
+    rt.mutable_stats().bytes_uploaded += host->nbytes();
+    c.bytes_uploaded += host->nbytes();
+  }
   c.calls++;
-  c.bytes_uploaded += host.nbytes();
   c.last_reason = gpu.name() + " has no kv_append kernel (or policy cpu-only)";
 }
 

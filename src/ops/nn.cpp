@@ -13,7 +13,8 @@
 //    attrs.causal (then Lk >= Lq). H % Hkv == 0. Output [Lq, H, D] of q's dtype.
 //  - SiluMul: inputs = {a, b} of one shape and float dtype; output silu(a) * b like a.
 //  - KVAppend (in place, no outputs; see src/nn/kv_cache.cpp): inputs = {cache [C, Hkv, D]
-//    contiguous, src [n, Hkv, D] any float dtype}; writes rows [pos_offset, pos_offset + n).
+//    contiguous, src [n, Hkv, D] any float dtype}, or two such pairs (K then V: one call, one
+//    dispatch on WebGPU, per decode step); writes rows [pos_offset, pos_offset + n).
 #include <cmath>
 
 #include "ops/op_common.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "webgpu_test.hpp"
+#include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -214,7 +215,9 @@ TEST_F(WebGpuNn, KvCacheAppendsOffsetSlices) {
     KVCache cache(3, 3, 5, dt, kGpu);
     Tensor row = randn({1, 5 + 2 * 15}, 33, dt);  // q (5) | k (15) | v (15)
     Tensor dev = row.to(kGpu);
+    const uint64_t d0 = webgpu_batch_stats().dispatches;
     cache.append(dev.slice(1, 5, 20).view({1, 3, 5}), dev.slice(1, 20, 35).view({1, 3, 5}));
+    EXPECT_EQ(webgpu_batch_stats().dispatches - d0, dt == DType::F32 ? 1u : 2u);  // 15 f16: odd
     EXPECT_EQ(rel_err(cache.view_k(), row.slice(1, 5, 20).contiguous().view({1, 3, 5})), 0.0);
     EXPECT_EQ(rel_err(cache.view_v(), row.slice(1, 20, 35).contiguous().view({1, 3, 5})), 0.0);
   }
@@ -230,8 +233,15 @@ TEST_F(WebGpuNn, KvCacheOddRowsAndMixedDtypes) {
       KVCache cache(7, 1, 3, cache_dt, kGpu);
       Tensor k = randn({7, 1, 3}, 61, src_dt), v = randn({7, 1, 3}, 62, src_dt);
       Runtime::get().reset_stats();
-      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}, {4, 5}, {5, 7}})
-        cache.append(k.slice(0, b, e).to(kGpu), v.slice(0, b, e).to(kGpu));
+      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}, {4, 5}, {5, 7}}) {
+        const Tensor kd = k.slice(0, b, e).to(kGpu), vd = v.slice(0, b, e).to(kGpu);
+        const uint64_t d0 = webgpu_batch_stats().dispatches;
+        cache.append(kd, vd);
+        // K and V in one dispatch unless an f16 append starts or ends inside a word (odd
+        // element offset or count): then one dispatch per cache keeps the neighbours' halves.
+        const bool whole_words = cache_dt == DType::F32 || (b * 3 % 2 == 0 && (e - b) * 3 % 2 == 0);
+        EXPECT_EQ(webgpu_batch_stats().dispatches - d0, whole_words ? 1u : 2u) << "rows " << b << ".." << e;
+      }
       const auto& per = Runtime::get().stats().per_op;
       ASSERT_TRUE(per.count("kv_append"));
       EXPECT_FALSE(per.at("kv_append").count("host-write")) << "kv_append must run as a WebGPU kernel";

@@ -110,16 +110,19 @@ void run_silu_mul(OpCall& call) {
   });
 }
 
+// inputs {cache, src} or {k cache, k src, v cache, v src}.
 void run_kv_append(OpCall& call) {
-  Tensor& cache = call.inputs[0];
-  const Tensor& src = call.inputs[1];
-  const int64_t row = cache.shape()[1] * cache.shape()[2];
-  uint8_t* cb = mut_base_of(cache);
-  const uint8_t* sb = base_of(src);
-  const int64_t first = cache.offset() + call.attrs.pos_offset * row;
-  walk<1>(src.shape(), {src.strides().data()}, {src.offset()}, [&](int64_t e, const std::array<int64_t, 1>& o) {
-    store_real(cb, cache.dtype(), first + e, load_real(sb, src.dtype(), o[0]));
-  });
+  for (size_t i = 0; i + 1 < call.inputs.size(); i += 2) {
+    Tensor& cache = call.inputs[i];
+    const Tensor& src = call.inputs[i + 1];
+    const int64_t row = cache.shape()[1] * cache.shape()[2];
+    uint8_t* cb = mut_base_of(cache);
+    const uint8_t* sb = base_of(src);
+    const int64_t first = cache.offset() + call.attrs.pos_offset * row;
+    walk<1>(src.shape(), {src.strides().data()}, {src.offset()}, [&](int64_t e, const std::array<int64_t, 1>& o) {
+      store_real(cb, cache.dtype(), first + e, load_real(sb, src.dtype(), o[0]));
+    });
+  }
 }
 
 }  // namespace wgt::cpu_ref

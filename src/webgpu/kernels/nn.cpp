@@ -208,23 +208,61 @@ struct AppendParams {  // mirrors Params of attention_kv_append.wgsl
 };
 static_assert(sizeof(AppendParams) == 16, "AppendParams must match attention_kv_append.wgsl");
 
+struct Append2Params {  // mirrors Params of attention_kv_append2.wgsl
+  uint32_t words, k_src_off, v_src_off, out_word;
+};
+static_assert(sizeof(Append2Params) == 16, "Append2Params must match attention_kv_append2.wgsl");
+
+// inputs {cache, src} or {k cache, k src, v cache, v src} (both caches of a decode step).
 Support check_kv_append(const Context&, const OpCall& call) {
-  if (call.inputs.size() != 2) return Support::no("kv_append takes {cache, src}");
-  const Tensor& cache = call.inputs[0];
-  if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
-  if (Support s = float_dtype(cache.dtype(), "cache"); !s.ok) return s;
-  if (Support s = float_dtype(call.inputs[1].dtype(), "source"); !s.ok) return s;
+  if (call.inputs.size() != 2 && call.inputs.size() != 4) return Support::no("kv_append takes {cache, src}[, {cache, src}]");
+  for (size_t i = 0; i < call.inputs.size(); i += 2) {
+    const Tensor& cache = call.inputs[i];
+    if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
+    if (Support s = float_dtype(cache.dtype(), "cache"); !s.ok) return s;
+    if (Support s = float_dtype(call.inputs[i + 1].dtype(), "source"); !s.ok) return s;
+  }
   return small_enough(call);
 }
 
-void launch_kv_append(Context& ctx, OpCall& call) {
-  const Tensor& cache = call.inputs[0];
-  const Tensor src = ctx.dense(call.inputs[1]);  // a slice of a fused QKV output: read in place
+void append_one(Context& ctx, const Tensor& cache, const Tensor& src_in, int64_t pos) {
+  const Tensor src = ctx.dense(src_in);  // a slice of a fused QKV output: read in place
   const int64_t row = cache.shape()[1] * cache.shape()[2];
-  const int64_t dst = call.attrs.pos_offset * row;
+  const int64_t dst = pos * row;
   AppendParams p{u32(src.numel()), u32(src.offset()), u32(dst), 0};
   ShaderVariant v{"attention_kv_append", {{"CACHE_F16", f16_flag(cache.dtype())}, {"SRC_F16", f16_flag(src.dtype())}}};
   run_words(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, dst, src.numel(), cache.dtype());
+}
+
+void launch_kv_append(Context& ctx, OpCall& call) {
+  const int64_t pos = call.attrs.pos_offset;
+  if (call.inputs.size() == 2) return append_one(ctx, call.inputs[0], call.inputs[1], pos);
+  const Tensor &kc = call.inputs[0], &vc = call.inputs[2];
+  const Tensor ks = ctx.dense(call.inputs[1]), vs = ctx.dense(call.inputs[3]);
+  const int64_t row = kc.shape()[1] * kc.shape()[2];
+  const int64_t pw = kc.dtype() == DType::F16 ? 2 : 1;
+  const int64_t dst = pos * row, n = ks.numel();
+  // One dispatch for both caches where every written word belongs to the new rows alone (the
+  // usual case: an even row size); else one dispatch per cache, each keeping its neighbours' bits.
+  if (kc.dtype() == vc.dtype() && ks.dtype() == vs.dtype() && vs.numel() == n && kc.shape() == vc.shape() &&
+      dst % pw == 0 && n % pw == 0) {
+    if (n == 0) return;
+    Append2Params p{u32(n / pw), u32(ks.offset()), u32(vs.offset()), u32(dst / pw)};
+    Dispatch d;
+    d.pipeline = ctx.pipeline(ShaderVariant{"attention_kv_append2", {{"CACHE_F16", f16_flag(kc.dtype())},
+                                                                      {"SRC_F16", f16_flag(ks.dtype())},
+                                                                      {"OUT_PW", std::to_string(pw)}}});
+    d.args = {ctx.arg(kc, false), ctx.arg(vc, false), ctx.arg(ks), ctx.arg(vs)};
+    d.params = &p;
+    d.params_size = sizeof p;
+    auto [gx, gy] = ctx.grid((2 * static_cast<uint64_t>(n / pw) + kEw - 1) / kEw);
+    d.groups_x = gx;
+    d.groups_y = gy;
+    ctx.dispatch(d);
+    return;
+  }
+  append_one(ctx, kc, ks, pos);
+  append_one(ctx, vc, vs, pos);
 }
 
 // ---------------- Attention ----------------
