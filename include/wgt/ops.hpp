@@ -105,6 +105,10 @@ Tensor matmul_t(const Tensor& a, const Tensor& b);
 // expand()ed from [N]); one fused kernel where the backend has one (the WebGPU small-M
 // matvec adds c in its epilogue), else the matmul and an add.
 Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b);
+// rms_norm(x, weight, eps) @ w^T: the normalization fused into the product where the backend
+// can (the WebGPU small-M matvec normalizes x while staging it, so a transformer decode step
+// saves the norm's dispatch), else the norm and then the product. weight: [K] of x's dtype.
+Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps = 1e-6);
 
 // ---- normalization / softmax ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);

@@ -185,13 +185,24 @@ Tensor project(const Tensor& x, const Tensor& dense, const QTensor& q) {
   return q.defined() ? linear(x, q) : linear(x, dense);
 }
 
-// c + x W^T, as one fused op when W is dense and the product keeps x's dtype (same dtype, or
-// f32 x half weights): the residual add then costs no kernel of its own on the GPU.
-Tensor project_add(const Tensor& c, const Tensor& x, const Tensor& dense, const QTensor& q) {
+// Whether x W^T is one matmul_t of x's dtype: W dense of x's dtype, or f32 x half W.
+bool direct_product(const Tensor& x, const Tensor& dense, const QTensor& q) {
   const bool half_w = !q.defined() && (dense.dtype() == DType::F16 || dense.dtype() == DType::BF16);
-  const bool direct = !q.defined() && (dense.dtype() == x.dtype() || (x.dtype() == DType::F32 && half_w));
-  if (direct && c.dtype() == x.dtype() && c.shape().size() == 2) return addmm_t(c, x, dense);
+  return !q.defined() && (dense.dtype() == x.dtype() || (x.dtype() == DType::F32 && half_w));
+}
+
+// c + x W^T, as one fused op when the product is direct: the residual add then costs no
+// kernel of its own on the GPU.
+Tensor project_add(const Tensor& c, const Tensor& x, const Tensor& dense, const QTensor& q) {
+  if (direct_product(x, dense, q) && c.dtype() == x.dtype() && c.shape().size() == 2) return addmm_t(c, x, dense);
   return c + project(x, dense, q);
+}
+
+// rms_norm(x, g) W^T, as one fused op when the product is direct (the WebGPU decode matvec
+// then normalizes x while staging it: no norm kernel of its own); g has x's dtype.
+Tensor norm_project(const Tensor& x, const Tensor& g, double eps, const Tensor& dense, const QTensor& q) {
+  if (direct_product(x, dense, q) && x.dim() == 2) return rms_norm_matmul_t(x, g, dense, eps);
+  return project(rms_norm(x, g, eps), dense, q);
 }
 
 // Rows [r0, r1) of a quantized matrix as a view of its packed bytes (blocks never straddle rows).
@@ -332,14 +343,14 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   auto norm_w = [&](const Tensor& w, const Tensor& w32) {
     return x.dtype() == DType::F32 && w32.defined() ? w32 : as_dtype(w, x.dtype());
   };
-  Tensor xn = rms_norm(x, norm_w(w_.attn_norm, attn_norm_f32_), c.norm_eps);  // (seq, dim)
+  const Tensor attn_g = norm_w(w_.attn_norm, attn_norm_f32_);
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
   if (qkv_.defined()) {
     // One matvec for q, k and v. The q and k heads are adjacent in its output, so one in-place
     // rope over them as [seq, H + Hkv, hd] rotates both; at seq 1 the three slices are then
     // contiguous and the kernels read them in place (at seq > 1 they are compacted).
-    const Tensor qkv = project(xn, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
+    const Tensor qkv = norm_project(x, attn_g, c.norm_eps, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
     Tensor qk = qkv.slice(1, 0, qd + kvd).view({seq, c.n_heads + c.n_kv_heads, c.head_dim});
     rope_(qk, pos, c.rope);
     q = qkv.slice(1, 0, qd);
@@ -349,6 +360,7 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
     q = q.view({seq, c.n_heads, c.head_dim});
     k = k.view({seq, c.n_kv_heads, c.head_dim});
   } else {
+    const Tensor xn = rms_norm(x, attn_g, c.norm_eps);  // (seq, dim)
     q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});
     k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});
     rope_(q, pos, c.rope);  // in place: fresh projection outputs, owned here
@@ -365,14 +377,15 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   Tensor h = project_add(x, a.view({seq, c.n_heads * c.head_dim}), w_.wo, w_.quant.wo);  // (seq, dim)
 
   // Feed-forward sub-block (swiglu_ffn, spelled out for quantized weights).
-  Tensor hn = rms_norm(h, norm_w(w_.ffn_norm, ffn_norm_f32_), c.norm_eps);
+  const Tensor ffn_g = norm_w(w_.ffn_norm, ffn_norm_f32_);
   Tensor g;  // (seq, ffn)
   if (gate_up_.defined()) {
-    const Tensor gu = project(hn, gate_up_.dense, gate_up_.q);  // (seq, 2 ffn)
+    const Tensor gu = norm_project(h, ffn_g, c.norm_eps, gate_up_.dense, gate_up_.q);  // (seq, 2 ffn)
     Tensor gate = gu.slice(1, 0, c.ffn_dim), up = gu.slice(1, c.ffn_dim, 2 * c.ffn_dim);
     if (seq > 1) gate = gate.contiguous(), up = up.contiguous();
     g = silu_mul(gate, up);
   } else {
+    const Tensor hn = rms_norm(h, ffn_g, c.norm_eps);
     g = silu_mul(project(hn, w_.w_gate, w_.quant.w_gate), project(hn, w_.w_up, w_.quant.w_up));
   }
   return project_add(h, g, w_.w_down, w_.quant.w_down);                                                // (seq, dim)

@@ -4,8 +4,13 @@
 // >= 2 and with the SAME batch shape (the front-end broadcasts batch dims with stride-0
 // expand views, so kernels never broadcast). a: [..., M, K]; b: [..., K, N], or [..., N, K]
 // when attrs.transpose_b. Output [..., M, N] contiguous. With attrs.has_bias, inputs[2] is an
-// addend laid out like the output (contiguous, same shape and dtype): out = a @ b + c. 1-D operands are handled here by
+// addend laid out like the output (contiguous, same shape and dtype): out = a @ b + c. With
+// attrs.has_weight (rms_norm_matmul_t), the last input is an RMSNorm weight g [K] of a's dtype
+// and a is normalized first: out = rms_norm(a, g, attrs.eps) @ b (+ c); a has no broadcast
+// batch dims then. 1-D operands are handled here by
 // unsqueezing (numpy.matmul rules) and squeezing the result, so kernels never see them.
+#include <cmath>
+
 #include "ops/op_common.hpp"
 #include "wgt/ops.hpp"
 
@@ -14,8 +19,13 @@ using namespace ops_detail;
 
 namespace {
 
+struct NormPrologue {
+  const Tensor* weight = nullptr;
+  double eps = 0;
+};
+
 Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, const char* name,
-                   const Tensor* addend = nullptr) {
+                   const Tensor* addend = nullptr, NormPrologue norm = {}) {
   Device dev = common_device({&a_in, &b_in}, name);
   if (a_in.dim() == 0 || b_in.dim() == 0)
     throw_error(ErrorKind::RankMismatch, name,
@@ -61,6 +71,22 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
     call.inputs.push_back(addend->is_contiguous() ? *addend : addend->contiguous());
     call.attrs.has_bias = true;
   }
+  if (norm.weight) {
+    const Tensor& g = *norm.weight;
+    require_floating(a_in, name);
+    if (g.dim() != 1 || g.shape()[0] != K)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  "the norm weight must have shape [" + std::to_string(K) + "] (the last dim of x), got " + shape_str(g.shape()));
+    require_same_dtype(a_in, g, name, "the norm weight");
+    if (!std::isfinite(norm.eps) || norm.eps < 0)
+      throw_error(ErrorKind::InvalidArgument, name, "eps must be finite and >= 0, got " + std::to_string(norm.eps));
+    if (a_full != a.shape() || a_vec)
+      throw_error(ErrorKind::ShapeMismatch, name,
+                  "x must be at least 2-D with the product's batch dims (no broadcasting), got " + shape_str(a_in.shape()));
+    call.inputs.push_back(g);
+    call.attrs.has_weight = true;
+    call.attrs.eps = norm.eps;
+  }
   call.work = 2.0 * numel_d(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   Tensor r = Runtime::get().run1(call, {out, a.dtype()}, dev);
   if (b_vec) r = r.squeeze(-1);
@@ -76,6 +102,11 @@ Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b) {
   require_defined(c, "addmm_t", "c");
   common_device({&c, &a, &b}, "addmm_t");
   return matmul_impl(a, b, true, "addmm_t", &c);
+}
+Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps) {
+  require_defined(weight, "rms_norm_matmul_t", "weight");
+  common_device({&x, &weight, &w}, "rms_norm_matmul_t");
+  return matmul_impl(x, w, true, "rms_norm_matmul_t", nullptr, NormPrologue{&weight, eps});
 }
 
 }  // namespace wgt

@@ -87,6 +87,9 @@ class Context {
   // Runs the strided->contiguous copy kernel when t is not contiguous (or has an offset),
   // returning a contiguous, offset-0 tensor on this device; returns t otherwise.
   virtual Tensor compact(const Tensor& t) = 0;
+  // A new contiguous tensor on this device (uninitialized), for an intermediate result of a
+  // launcher that runs several kernels.
+  virtual Tensor scratch(const Shape& shape, DType dtype) = 0;
   // Runs another op's kernel on this device (checked like any call; throws Unsupported if
   // no kernel takes it): for launchers that finish with a second, generic step.
   virtual void run_op(OpCall& call) = 0;

@@ -785,11 +785,16 @@ void WebGPUBackend::run_op(OpCall& call) {
   execute(call);
 }
 
+Tensor WebGPUBackend::scratch(const Shape& shape, DType dtype) {
+  const size_t nbytes = static_cast<size_t>(checked_numel(shape, "scratch")) * dtype_size(dtype);
+  auto st = std::make_shared<Storage>(nbytes, device());
+  st->set_buffer(allocate(nbytes));
+  return Tensor(std::move(st), shape, contiguous_strides(shape), 0, dtype);
+}
+
 Tensor WebGPUBackend::compact(const Tensor& t) {
   if (t.is_contiguous() && t.offset() == 0) return t;
-  auto st = std::make_shared<Storage>(t.nbytes(), device());
-  st->set_buffer(allocate(t.nbytes()));
-  Tensor out(std::move(st), t.shape(), contiguous_strides(t.shape()), 0, t.dtype());
+  Tensor out = scratch(t.shape(), t.dtype());
   OpCall call{OpKind::Copy, "contiguous", {t}, {out}, {}};
   execute(call);
   return out;

@@ -70,6 +70,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void dispatch(const Dispatch& d) override;
   void flush() override;
   Tensor compact(const Tensor& t) override;
+  Tensor scratch(const Shape& shape, DType dtype) override;
   void run_op(OpCall& call) override;
   uint64_t buffer_domain() const override { return domain_; }
 

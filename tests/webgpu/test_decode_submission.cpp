@@ -69,6 +69,37 @@ class DecodeSubmission : public wgt::testing::WebGpuTest {
   uint32_t saved_batch_ = 256;
 };
 
+// The kernels of one decode step of a block with f16 weights and f32 activations (fused
+// q/k/v and gate/up): rms_norm fused into the q/k/v matvec (1), rope over q and k in place (1),
+// K and V appended in one dispatch (1), decode attention and its reduction (2), the output
+// projection with the residual added in its epilogue (1), rms_norm fused into the gate/up
+// matvec (1), silu_mul (1), the down projection with the residual (1): 9. The step's result
+// still equals the CPU reference.
+TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
+  BlockConfig cfg = config();
+  use_cpu_reference();
+  const BlockWeights w = BlockWeights::random(cfg, 300, DType::F16, Device::cpu());
+  TransformerBlock ref(cfg, w);
+  KVCache ref_cache = ref.make_cache(8, DType::F16);
+  const Tensor tokens = rand_normal({4, cfg.dim}, 8, 0.0, 1.0);
+  (void)ref.forward(tokens.slice(0, 0, 3), ref_cache, 0);
+  const std::vector<float> want = ref.forward(tokens.slice(0, 3, 4), ref_cache, 3).to_vector<float>();
+
+  use_gpu();
+  TransformerBlock blk(cfg, w.to(kGpu));
+  blk.pin_weights();
+  KVCache cache = blk.make_cache(8, DType::F16);
+  const Tensor xg = tokens.to(kGpu);
+  (void)blk.forward(xg.slice(0, 0, 3), cache, 0);
+  synchronize();
+  const uint64_t d0 = webgpu_batch_stats().dispatches;
+  const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
+  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 9u);
+  const std::vector<float> got = y.cpu().to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+}
+
 TEST_F(DecodeSubmission, BlockStackDecodeStepIsOneSubmissionWithOneWait) {
   const int64_t prompt = 5, dim = config().dim;
   const Tensor tokens = rand_normal({prompt + 1, dim}, 7, 0.0, 1.0);  // prompt, then one decode token

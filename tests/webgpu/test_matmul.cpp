@@ -572,6 +572,70 @@ TEST(WebGpuMatmul, AddmmFusedAndUnfused) {
   EXPECT_THROW(addmm_t(rand_normal({2, 3}, 3, 0.0, 1.0, DType::F16), a, w), Error);
 }
 
+// rms_norm_matmul_t against the CPU reference (rms_norm then matmul_t): fused into the vector
+// gemv for f32 x with M <= 4 (with and without an f16 weight, K with a tail of the 8-wide
+// loads, several staging chunks, rows of B not a multiple of the workgroup's), unfused for
+// M > 4, f16 x, and rows of w the vector gemv cannot read (K = 37: not 16-byte aligned); a
+// strided norm weight, large and small values.
+TEST(WebGpuMatmul, RmsNormMatmulFusedAndUnfused) {
+  REQUIRE_GPU(gpu);
+  const Policy saved = Runtime::get().policy();
+  struct Case {
+    int64_t M, N, K;
+    DType xdt, wdt;
+    double scale;
+    bool fused;
+  };
+  for (const Case& c : {Case{1, 50, 72, DType::F32, DType::F32, 1.0, true}, Case{3, 17, 40, DType::F32, DType::F16, 1.0, true},
+                        Case{4, 131, 3000, DType::F32, DType::F16, 1.0, true}, Case{3, 5, 37, DType::F32, DType::F32, 1.0, true},
+                        Case{3, 17, 37, DType::F32, DType::F16, 1.0, false}, Case{1, 9, 4096, DType::F32, DType::F32, 3e4, true},
+                        Case{6, 33, 40, DType::F32, DType::F32, 1.0, false}, Case{2, 20, 24, DType::F16, DType::F16, 1.0, false},
+                        Case{1, 1, 8, DType::F32, DType::F32, 1e-3, true}}) {
+    SCOPED_TRACE("M " + std::to_string(c.M) + " N " + std::to_string(c.N) + " K " + std::to_string(c.K) + " x " +
+                 dtype_name(c.xdt) + " w " + dtype_name(c.wdt));
+    Tensor x = mul(rand_normal({c.M, c.K}, 40 + c.K, 0.0, 1.0), c.scale), w = rand_normal({c.N, c.K}, 41, 0.0, 1.0, c.wdt);
+    // f32 K = 37 fused: rows of w padded to 40 (aligned row starts; the K % 8 tail is read singly).
+    const bool padded = c.fused && c.K % 8 != 0;
+    const Tensor wpad = rand_normal({c.N, 40}, 41, 0.0, 1.0, c.wdt);
+    if (padded) w = wpad.slice(1, 0, c.K);
+    x = cast(x, c.xdt);
+    // A strided view as the norm weight (every other element of a longer vector).
+    Tensor g2 = cast(rand_normal({2 * c.K}, 42, 1.0, 0.5), c.xdt), g = g2.slice(0, 0, 2 * c.K, 2);
+    Policy p = saved;
+    p.mode = PolicyMode::CpuOnly;
+    p.cpu_mode = CpuMode::Reference;
+    Runtime::get().set_policy(p);
+    const auto want = cast(matmul_t(rms_norm(x, g, 1e-5), w), DType::F32).to_vector<float>();
+    EXPECT_EQ(cast(rms_norm_matmul_t(x, g, w, 1e-5), DType::F32).to_vector<float>(), want) << "CPU fused == unfused";
+    p = saved;
+    p.allow_fallback = false;
+    Runtime::get().set_policy(p);
+    const Device d = Device::webgpu();
+    const Tensor wd = padded ? wpad.to(d).slice(1, 0, c.K) : w.to(d);  // the view itself on the device
+    const auto got = cast(rms_norm_matmul_t(x.to(d), g.to(d), wd, 1e-5).cpu(), DType::F32).to_vector<float>();
+    const std::string v = webgpu::matmul_last_variant();
+    EXPECT_EQ(has(v, " +norm"), c.fused) << v;
+    ASSERT_EQ(got.size(), want.size());
+    double scale = 0;
+    for (float f : want) scale = std::max(scale, static_cast<double>(std::fabs(f)));
+    const double tol = (c.xdt == DType::F16 ? 2e-2 : 2e-5) * (1 + scale);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i << " via " << v;
+  }
+  Runtime::get().set_policy(saved);
+  // The rows of x and a non-unit-stride weight g also go through the fused kernel on the device
+  // (g compacted), and x may be a row slice of a larger activation.
+  Tensor big = rand_normal({3, 64}, 50), w = rand_normal({10, 64}, 51), g = rand_normal({64}, 52, 1.0, 0.1);
+  const auto want = matmul_t(rms_norm(big.slice(0, 1, 3), g), w).to_vector<float>();
+  const Device d = Device::webgpu();
+  const auto got = rms_norm_matmul_t(big.to(d).slice(0, 1, 3), g.to(d), w.to(d)).cpu().to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i])));
+  // Typed errors: weight of the wrong length or dtype, x broadcast against a batched w.
+  EXPECT_THROW(rms_norm_matmul_t(big, rand_normal({63}, 1), w), Error);
+  EXPECT_THROW(rms_norm_matmul_t(big, cast(g, DType::F16), w), Error);
+  EXPECT_THROW(rms_norm_matmul_t(big, g, rand_normal({2, 10, 64}, 3)), Error);
+}
+
 TEST(WebGpuMatmul, GemvVecOverrides) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);

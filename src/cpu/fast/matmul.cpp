@@ -10,6 +10,7 @@
 
 #include "core/strided.hpp"
 #include "cpu/fast/kernels.hpp"
+#include "cpu/reference/families.hpp"
 #include "cpu/fast/simd.hpp"
 
 namespace wgt::cpu_fast {
@@ -140,7 +141,15 @@ bool try_matmul_plain(OpCall& call);
 
 // With an addend (attrs.has_bias): the plain product, then y += c in one parallel pass (f32
 // and f64; other dtypes go to the reference, which adds inside its exact sum).
+// With an RMSNorm prologue (attrs.has_weight): the fast norm (the reference one where it
+// declines) into a host temporary, then the product on it.
 bool try_matmul(OpCall& call) {
+  if (call.attrs.has_weight) {
+    OpCall inner = cpu_ref::split_norm_prologue(call, [](OpCall& n) {
+      if (!try_rms_norm(n)) cpu_ref::run_norm(n);
+    });
+    return try_matmul(inner);
+  }
   if (!call.attrs.has_bias) return try_matmul_plain(call);
   if (call.inputs.size() != 3 || call.outputs.size() != 1) return false;
   Tensor& y = call.outputs[0];

@@ -11,6 +11,11 @@ void run_copy(OpCall& call);
 void run_creation(OpCall& call);  // Fill, Arange, RandUniform, RandNormal
 void run_reduce(OpCall& call);
 void run_matmul(OpCall& call);
+// The call of a MatMul with an RMSNorm prologue (attrs.has_weight: the last input is the norm
+// weight) as a plain MatMul on the normalized first operand, which `norm` (a CPU RMSNorm
+// kernel) writes into a new host tensor of its shape and dtype: the same values the separate
+// rms_norm op gives, so fused and unfused calls agree exactly on the CPU.
+OpCall split_norm_prologue(const OpCall& call, void (*norm)(OpCall&));
 void run_softmax(OpCall& call);   // Softmax, LogSoftmax
 void run_norm(OpCall& call);      // RMSNorm, LayerNorm
 void run_concat(OpCall& call);

@@ -5,7 +5,25 @@
 
 namespace wgt::cpu_ref {
 
+OpCall split_norm_prologue(const OpCall& call, void (*norm)(OpCall&)) {
+  const Tensor& a = call.inputs[0];
+  OpCall nc{OpKind::RMSNorm, "rms_norm", {a, call.inputs.back()}, {Tensor::empty(a.shape(), a.dtype())}, {}};
+  nc.attrs.has_weight = true;
+  nc.attrs.eps = call.attrs.eps;
+  nc.attrs.axis = a.dim() - 1;
+  norm(nc);
+  OpCall inner = call;
+  inner.inputs[0] = nc.outputs[0];
+  inner.inputs.pop_back();
+  inner.attrs.has_weight = false;
+  return inner;
+}
+
 void run_matmul(OpCall& call) {
+  if (call.attrs.has_weight) {
+    OpCall inner = split_norm_prologue(call, run_norm);
+    return run_matmul(inner);
+  }
   Tensor& out = call.outputs[0];
   const bool tb = call.attrs.transpose_b;
   const int r = out.dim();

@@ -28,8 +28,8 @@ struct MatmulParams {
   uint32_t a_off, a_ms, a_ks, o_off;
   uint32_t b_off, b_ks, b_ns, o_rs;
   uint32_t o_bs, bd1, bd2, c_off;  // c_off: element offset of the addend (attrs.has_bias)
-  uint32_t a_bs0, a_bs1, a_bs2, pad1;
-  uint32_t b_bs0, b_bs1, b_bs2, pad2;
+  uint32_t a_bs0, a_bs1, a_bs2, g_off;  // g_off: element offset of the norm weight (attrs.has_weight)
+  uint32_t b_bs0, b_bs1, b_bs2, eps_bits;  // eps_bits: the norm's eps as f32 bits
 };
 static_assert(sizeof(MatmulParams) == 96, "must match the WGSL Params struct");
 
@@ -334,9 +334,14 @@ const std::string& matmul_last_variant() { return g_last_variant; }
 namespace {
 
 Support check_matmul(const Context& ctx, const OpCall& call) {
-  const size_t n_in = call.attrs.has_bias ? 3 : 2;
+  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (call.attrs.has_weight ? 1 : 0);
   if (call.inputs.size() != n_in || call.outputs.size() != 1)
-    return Support::no("matmul takes two inputs (three with an addend) and one output");
+    return Support::no("matmul takes two inputs (plus an addend and a norm weight where flagged) and one output");
+  if (call.attrs.has_weight) {
+    const Tensor &g = call.inputs.back(), &a0 = call.inputs[0];
+    if (g.dim() != 1 || g.size(0) != a0.size(-1) || g.dtype() != a0.dtype())
+      return Support::no("the norm weight must be [K] of the first operand's dtype");
+  }
   if (call.attrs.has_bias) {
     const Tensor &c = call.inputs[2], &o = call.outputs[0];
     if (c.dtype() != o.dtype() || c.shape() != o.shape() || !c.is_contiguous())
@@ -438,6 +443,23 @@ void launch_matmul(Context& ctx, OpCall& call) {
     ok = ok && (max_index(B.t) / 8 + 1) * 8 * elem_bytes <= B.t.storage()->nbytes();
     if (ok) vc = choose_gemv_vec(ctx, &gemv_vec);
   }
+  // The RMSNorm prologue (attrs.has_weight) is fused into the vector gemv for f32 A; anywhere
+  // else the norm runs first into a scratch tensor and the product follows on it.
+  const bool fuse_g = call.attrs.has_weight && gemv_vec && store == Store::F32;
+  if (call.attrs.has_weight && !fuse_g) {
+    const Tensor& a0 = call.inputs[0];
+    OpCall norm{OpKind::RMSNorm, "rms_norm", {a0, call.inputs.back()}, {ctx.scratch(a0.shape(), a0.dtype())}, {}};
+    norm.attrs.has_weight = true;
+    norm.attrs.eps = call.attrs.eps;
+    norm.attrs.axis = a0.dim() - 1;
+    ctx.run_op(norm);
+    OpCall plain = call;
+    plain.inputs[0] = norm.outputs[0];
+    plain.inputs.pop_back();
+    plain.attrs.has_weight = false;
+    launch_matmul(ctx, plain);
+    return;
+  }
   ShaderVariant v;
   uint32_t row_tile = 0, col_tile = 0;
   if (gemv_vec) {
@@ -529,9 +551,16 @@ void launch_matmul(Context& ctx, OpCall& call) {
   const bool has_c = call.attrs.has_bias;
   const bool fuse_c = has_c && gemv_vec && store == Store::F32;
   v.defines.push_back({"C_DECL", fuse_c ? "@group(0) @binding(3) var<storage, read> c: array<f32>;" : ""});
-  v.defines.push_back({"P_BIND", fuse_c ? "4" : "3"});
-  if (gemv_vec) v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
+  const int g_bind = fuse_c ? 4 : 3;
+  v.defines.push_back({"G_DECL", fuse_g ? "@group(0) @binding(" + std::to_string(g_bind) + ") var<storage, read> g: array<f32>;" : ""});
+  v.defines.push_back({"P_BIND", std::to_string(g_bind + (fuse_g ? 1 : 0))});
+  if (gemv_vec) {
+    v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
+    v.defines.push_back({"NORM", fuse_g ? "true" : "false"});
+    v.defines.push_back({"GLD", fuse_g ? "return g[p.g_off + k];" : "return 1.0;"});
+  }
   if (fuse_c) g_last_variant += " +c";
+  if (fuse_g) g_last_variant += " +norm";
   const Pipeline* pipe = ctx.pipeline(v);
 
   MatmulParams base{};
@@ -551,6 +580,14 @@ void launch_matmul(Context& ctx, OpCall& call) {
   std::vector<Arg> args = {ctx.arg(A.t), ctx.arg(B.t), ctx.arg(out, false)};
   if (fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
+  if (fuse_g) {
+    const Tensor& g = call.inputs.back();
+    const Tensor gd = g.strides()[0] == 1 || g.size(0) <= 1 ? g : ctx.compact(g);
+    args.push_back(ctx.arg(gd));
+    base.g_off = static_cast<uint32_t>(gd.offset());
+    const float eps = static_cast<float>(call.attrs.eps);
+    std::memcpy(&base.eps_bits, &eps, sizeof eps);
+  }
 
   std::vector<int64_t> idx(host_dims, 0);
   for (uint64_t h = 0; h < host_batch; ++h) {
