@@ -35,7 +35,11 @@ struct OpAttrs {
   double scalar1 = 0.0;       // Arange step / rand high|stddev
   uint64_t seed = 0;          // rand
   bool has_weight = false;    // norms: inputs[1] is weight
-  bool has_bias = false;      // LayerNorm: inputs[2] (or [1] without weight) is bias
+  bool has_bias = false;      // LayerNorm: inputs[2] (or [1] without weight) is bias; MatMul: inputs[2] is an addend
+  // MatMul: a transform of the first operand before the product; its extra operand is the
+  // last input (contract in src/ops/linalg.cpp).
+  enum class Prologue : uint8_t { None, RmsNorm, SiluMul };
+  Prologue prologue = Prologue::None;
   // transformer (branch transformer); contracts in src/ops/nn.cpp
   int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim)
   bool rope_neox = false;     // Rope: rotate halves (neox) instead of interleaved pairs

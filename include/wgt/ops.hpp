@@ -109,6 +109,11 @@ Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b);
 // can (the WebGPU small-M matvec normalizes x while staging it, so a transformer decode step
 // saves the norm's dispatch), else the norm and then the product. weight: [K] of x's dtype.
 Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps = 1e-6);
+// [c +] silu_mul(gate, up) @ w^T (the SwiGLU down projection, with the residual c): fused on
+// WebGPU like rms_norm_matmul_t (silu(gate) * up computed while staging x), else silu_mul then
+// the product. gate and up: one shape and dtype.
+Tensor silu_mul_matmul_t(const Tensor& gate, const Tensor& up, const Tensor& w,
+                         const std::optional<Tensor>& c = std::nullopt);
 
 // ---- normalization / softmax ----
 Tensor softmax(const Tensor& x, int64_t axis = -1);

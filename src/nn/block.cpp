@@ -382,6 +382,10 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   if (gate_up_.defined()) {
     const Tensor gu = norm_project(h, ffn_g, c.norm_eps, gate_up_.dense, gate_up_.q);  // (seq, 2 ffn)
     Tensor gate = gu.slice(1, 0, c.ffn_dim), up = gu.slice(1, c.ffn_dim, 2 * c.ffn_dim);
+    // silu(gate) * up computed while the down projection stages its input, residual added in
+    // its epilogue (where the product is direct): one kernel for the rest of the block.
+    if (direct_product(gate, w_.w_down, w_.quant.w_down) && h.dtype() == gate.dtype())
+      return silu_mul_matmul_t(gate, up, w_.w_down, h);                                                // (seq, dim)
     if (seq > 1) gate = gate.contiguous(), up = up.contiguous();
     g = silu_mul(gate, up);
   } else {

@@ -5,9 +5,10 @@
 // expand views, so kernels never broadcast). a: [..., M, K]; b: [..., K, N], or [..., N, K]
 // when attrs.transpose_b. Output [..., M, N] contiguous. With attrs.has_bias, inputs[2] is an
 // addend laid out like the output (contiguous, same shape and dtype): out = a @ b + c. With
-// attrs.has_weight (rms_norm_matmul_t), the last input is an RMSNorm weight g [K] of a's dtype
-// and a is normalized first: out = rms_norm(a, g, attrs.eps) @ b (+ c); a has no broadcast
-// batch dims then. 1-D operands are handled here by
+// attrs.prologue, a is transformed first by an op whose second operand is the last input:
+// RmsNorm (rms_norm_matmul_t): g [K] of a's dtype, out = rms_norm(a, g, attrs.eps) @ b (+ c);
+// SiluMul (silu_mul_matmul_t): up of a's shape and dtype, out = silu_mul(a, up) @ b (+ c).
+// a has no broadcast batch dims then. 1-D operands are handled here by
 // unsqueezing (numpy.matmul rules) and squeezing the result, so kernels never see them.
 #include <cmath>
 
@@ -19,13 +20,14 @@ using namespace ops_detail;
 
 namespace {
 
-struct NormPrologue {
-  const Tensor* weight = nullptr;
+struct Prologue {
+  OpAttrs::Prologue kind = OpAttrs::Prologue::None;
+  const Tensor* operand = nullptr;  // the norm weight or `up`
   double eps = 0;
 };
 
 Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, const char* name,
-                   const Tensor* addend = nullptr, NormPrologue norm = {}) {
+                   const Tensor* addend = nullptr, Prologue pro = {}) {
   Device dev = common_device({&a_in, &b_in}, name);
   if (a_in.dim() == 0 || b_in.dim() == 0)
     throw_error(ErrorKind::RankMismatch, name,
@@ -71,21 +73,28 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
     call.inputs.push_back(addend->is_contiguous() ? *addend : addend->contiguous());
     call.attrs.has_bias = true;
   }
-  if (norm.weight) {
-    const Tensor& g = *norm.weight;
+  if (pro.kind != OpAttrs::Prologue::None) {
+    const Tensor& t = *pro.operand;
     require_floating(a_in, name);
-    if (g.dim() != 1 || g.shape()[0] != K)
-      throw_error(ErrorKind::ShapeMismatch, name,
-                  "the norm weight must have shape [" + std::to_string(K) + "] (the last dim of x), got " + shape_str(g.shape()));
-    require_same_dtype(a_in, g, name, "the norm weight");
-    if (!std::isfinite(norm.eps) || norm.eps < 0)
-      throw_error(ErrorKind::InvalidArgument, name, "eps must be finite and >= 0, got " + std::to_string(norm.eps));
     if (a_full != a.shape() || a_vec)
       throw_error(ErrorKind::ShapeMismatch, name,
                   "x must be at least 2-D with the product's batch dims (no broadcasting), got " + shape_str(a_in.shape()));
-    call.inputs.push_back(g);
-    call.attrs.has_weight = true;
-    call.attrs.eps = norm.eps;
+    if (pro.kind == OpAttrs::Prologue::RmsNorm) {
+      if (t.dim() != 1 || t.shape()[0] != K)
+        throw_error(ErrorKind::ShapeMismatch, name,
+                    "the norm weight must have shape [" + std::to_string(K) + "] (the last dim of x), got " + shape_str(t.shape()));
+      require_same_dtype(a_in, t, name, "the norm weight");
+      if (!std::isfinite(pro.eps) || pro.eps < 0)
+        throw_error(ErrorKind::InvalidArgument, name, "eps must be finite and >= 0, got " + std::to_string(pro.eps));
+      call.attrs.eps = pro.eps;
+    } else {
+      if (t.shape() != a_in.shape())
+        throw_error(ErrorKind::ShapeMismatch, name,
+                    "gate " + shape_str(a_in.shape()) + " and up " + shape_str(t.shape()) + " must have one shape");
+      require_same_dtype(a_in, t, name, "up");
+    }
+    call.inputs.push_back(t);
+    call.attrs.prologue = pro.kind;
   }
   call.work = 2.0 * numel_d(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   Tensor r = Runtime::get().run1(call, {out, a.dtype()}, dev);
@@ -106,7 +115,18 @@ Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b) {
 Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps) {
   require_defined(weight, "rms_norm_matmul_t", "weight");
   common_device({&x, &weight, &w}, "rms_norm_matmul_t");
-  return matmul_impl(x, w, true, "rms_norm_matmul_t", nullptr, NormPrologue{&weight, eps});
+  return matmul_impl(x, w, true, "rms_norm_matmul_t", nullptr, Prologue{OpAttrs::Prologue::RmsNorm, &weight, eps});
+}
+Tensor silu_mul_matmul_t(const Tensor& gate, const Tensor& up, const Tensor& w, const std::optional<Tensor>& c) {
+  const char* name = c ? "silu_mul_addmm_t" : "silu_mul_matmul_t";
+  require_defined(up, name, "up");
+  if (c) {
+    require_defined(*c, name, "c");
+    common_device({&gate, &up, &w, &*c}, name);
+  } else {
+    common_device({&gate, &up, &w}, name);
+  }
+  return matmul_impl(gate, w, true, name, c ? &*c : nullptr, Prologue{OpAttrs::Prologue::SiluMul, &up, 0.0});
 }
 
 }  // namespace wgt

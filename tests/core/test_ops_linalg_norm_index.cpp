@@ -94,6 +94,32 @@ TEST_F(LinAlg, MatmulMixedPrecision) {
   EXPECT_WGT_ERROR(matmul_t(w16, x.slice(0, 0, 3).slice(1, 0, 40)), DTypeMismatch, "matmul_t");
 }
 
+// rms_norm_matmul_t and silu_mul_matmul_t equal their two-op spelling exactly on both CPU
+// modes (the backends run the same prologue kernel, then the same product), incl. strided
+// operands, an addend and f16 weights; bad operands are typed errors naming the op.
+TEST_F(LinAlg, MatmulProloguesEqualTwoOps) {
+  Tensor x = rand_normal({3, 40}, 11), g = rand_normal({80}, 12, 1.0, 0.2).slice(0, 0, 80, 2);
+  Tensor gu = rand_normal({3, 90}, 13), w = rand_normal({7, 40}, 14), w16 = cast(w, DType::F16), c = rand_normal({3, 7}, 15);
+  const Tensor gate = gu.slice(1, 5, 45), up = gu.slice(1, 50, 90);
+  for (CpuMode mode : {CpuMode::Reference, CpuMode::Fast}) {
+    Policy p = Runtime::get().policy();
+    p.cpu_mode = mode;
+    Runtime::get().set_policy(p);
+    for (const Tensor& wt : {w, w16}) {
+      EXPECT_EQ(rms_norm_matmul_t(x, g, wt, 1e-5).to_vector<float>(), matmul_t(rms_norm(x, g, 1e-5), wt).to_vector<float>());
+      EXPECT_EQ(silu_mul_matmul_t(gate, up, wt).to_vector<float>(), matmul_t(silu_mul(gate, up), wt).to_vector<float>());
+      EXPECT_EQ(silu_mul_matmul_t(gate, up, wt, c).to_vector<float>(), addmm_t(c, silu_mul(gate, up), wt).to_vector<float>());
+    }
+  }
+  EXPECT_WGT_ERROR(rms_norm_matmul_t(x, rand_normal({39}, 1), w), ShapeMismatch, "rms_norm_matmul_t");
+  EXPECT_WGT_ERROR(rms_norm_matmul_t(x, cast(rand_normal({40}, 1), DType::F16), w), DTypeMismatch, "rms_norm_matmul_t");
+  EXPECT_WGT_ERROR(rms_norm_matmul_t(x, rand_normal({40}, 1), w, -1.0), InvalidArgument, "rms_norm_matmul_t");
+  EXPECT_WGT_ERROR(rms_norm_matmul_t(x, rand_normal({40}, 1), rand_normal({2, 7, 40}, 2)), ShapeMismatch, "rms_norm_matmul_t");
+  EXPECT_WGT_ERROR(silu_mul_matmul_t(gate, up.slice(0, 0, 2), w), ShapeMismatch, "silu_mul_matmul_t");
+  EXPECT_WGT_ERROR(silu_mul_matmul_t(gate, cast(up, DType::F16), w), DTypeMismatch, "silu_mul_matmul_t");
+  EXPECT_WGT_ERROR(silu_mul_matmul_t(gate, up, w, rand_normal({3, 6}, 3)), ShapeMismatch, "silu_mul_addmm_t");
+}
+
 TEST_F(Norm, SoftmaxProperties) {
   Tensor x = D({1, 2, 3, 1000, 1000, 1000, -1e9, 0, 1e-3}, {3, 3});
   Tensor s = softmax(x);

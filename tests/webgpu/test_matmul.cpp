@@ -636,6 +636,65 @@ TEST(WebGpuMatmul, RmsNormMatmulFusedAndUnfused) {
   EXPECT_THROW(rms_norm_matmul_t(big, g, rand_normal({2, 10, 64}, 3)), Error);
 }
 
+// silu_mul_matmul_t against the CPU reference (silu_mul then matmul_t, plus the addend):
+// fused into the vector gemv where gate and up are slices of one activation with equal
+// strides (up after or before gate in the row: a negative element delta), unfused where up
+// has other strides, for M > 4 and for f16; large gate values saturate silu without NaN.
+TEST(WebGpuMatmul, SiluMulMatmulFusedAndUnfused) {
+  REQUIRE_GPU(gpu);
+  const Policy saved = Runtime::get().policy();
+  const Device d = Device::webgpu();
+  struct Case {
+    int64_t M, F, N;
+    bool up_first, same_strides, addend;
+    DType dt;
+    double scale;
+    bool fused;
+  };
+  for (const Case& c : {Case{1, 96, 50, false, true, true, DType::F32, 1.0, true},
+                        Case{3, 40, 17, true, true, false, DType::F32, 1.0, true},
+                        Case{4, 200, 33, false, true, true, DType::F32, 40.0, true},
+                        Case{2, 48, 9, false, false, true, DType::F32, 1.0, false},
+                        Case{6, 40, 20, false, true, true, DType::F32, 1.0, false},
+                        Case{2, 48, 20, false, true, false, DType::F16, 1.0, false}}) {
+    SCOPED_TRACE("M " + std::to_string(c.M) + " F " + std::to_string(c.F) + " N " + std::to_string(c.N));
+    const Tensor gu = cast(mul(rand_normal({c.M, 2 * c.F}, 60 + c.F, 0.0, 1.0), c.scale), c.dt);
+    const Tensor w = rand_normal({c.N, c.F}, 61, 0.0, 1.0, c.dt == DType::F32 ? DType::F16 : c.dt);
+    const Tensor add = cast(rand_normal({c.M, c.N}, 62), c.dt);
+    const Tensor other = cast(rand_normal({c.F, c.M}, 63), c.dt);  // up with other strides: a transposed view
+    auto parts = [&](const Tensor& t, const Tensor& o) {
+      Tensor lo = t.slice(1, 0, c.F), hi = t.slice(1, c.F, 2 * c.F);
+      Tensor gate = c.up_first ? hi : lo, up = c.up_first ? lo : hi;
+      if (!c.same_strides) up = o.transpose(0, 1);
+      return std::pair{gate, up};
+    };
+    Policy p = saved;
+    p.mode = PolicyMode::CpuOnly;
+    p.cpu_mode = CpuMode::Reference;
+    Runtime::get().set_policy(p);
+    auto [gate, up] = parts(gu, other);
+    const Tensor want_t = c.addend ? addmm_t(add, silu_mul(gate, up), w) : matmul_t(silu_mul(gate, up), w);
+    const auto want = cast(want_t, DType::F32).to_vector<float>();
+    p = saved;
+    p.allow_fallback = false;
+    Runtime::get().set_policy(p);
+    auto [gg, ug] = parts(gu.to(d), other.to(d));
+    const Tensor y = c.addend ? silu_mul_matmul_t(gg, ug, w.to(d), add.to(d)) : silu_mul_matmul_t(gg, ug, w.to(d));
+    const auto got = cast(y.cpu(), DType::F32).to_vector<float>();
+    const std::string v = webgpu::matmul_last_variant();
+    EXPECT_EQ(has(v, " +silu_mul"), c.fused) << v;
+    ASSERT_EQ(got.size(), want.size());
+    double scale = 0;
+    for (float f : want) scale = std::max(scale, static_cast<double>(std::fabs(f)));
+    const double tol = (c.dt == DType::F16 ? 2e-2 : 2e-5) * (1 + scale);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_FALSE(std::isnan(got[i])) << i;
+      EXPECT_NEAR(got[i], want[i], tol) << i << " via " << v;
+    }
+  }
+  Runtime::get().set_policy(saved);
+}
+
 TEST(WebGpuMatmul, GemvVecOverrides) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);

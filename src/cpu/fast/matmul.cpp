@@ -141,12 +141,13 @@ bool try_matmul_plain(OpCall& call);
 
 // With an addend (attrs.has_bias): the plain product, then y += c in one parallel pass (f32
 // and f64; other dtypes go to the reference, which adds inside its exact sum).
-// With an RMSNorm prologue (attrs.has_weight): the fast norm (the reference one where it
-// declines) into a host temporary, then the product on it.
+// With a prologue (attrs.prologue): the fast norm (the reference one where it declines) or the
+// reference silu_mul into a host temporary, then the product on it.
 bool try_matmul(OpCall& call) {
-  if (call.attrs.has_weight) {
-    OpCall inner = cpu_ref::split_norm_prologue(call, [](OpCall& n) {
-      if (!try_rms_norm(n)) cpu_ref::run_norm(n);
+  if (call.attrs.prologue != OpAttrs::Prologue::None) {
+    OpCall inner = cpu_ref::split_matmul_prologue(call, [](OpCall& c) {
+      if (c.kind == OpKind::SiluMul) cpu_ref::run_silu_mul(c);
+      else if (!try_rms_norm(c)) cpu_ref::run_norm(c);
     });
     return try_matmul(inner);
   }

@@ -11,11 +11,11 @@ void run_copy(OpCall& call);
 void run_creation(OpCall& call);  // Fill, Arange, RandUniform, RandNormal
 void run_reduce(OpCall& call);
 void run_matmul(OpCall& call);
-// The call of a MatMul with an RMSNorm prologue (attrs.has_weight: the last input is the norm
-// weight) as a plain MatMul on the normalized first operand, which `norm` (a CPU RMSNorm
-// kernel) writes into a new host tensor of its shape and dtype: the same values the separate
-// rms_norm op gives, so fused and unfused calls agree exactly on the CPU.
-OpCall split_norm_prologue(const OpCall& call, void (*norm)(OpCall&));
+// The call of a MatMul with a prologue (attrs.prologue: RmsNorm or SiluMul, whose second
+// operand is the last input) as a plain MatMul on the transformed first operand, which `run`
+// (a CPU kernel of OpKind RMSNorm / SiluMul) writes into a new host tensor of its shape and
+// dtype: the same values the separate op gives, so fused and unfused calls agree exactly.
+OpCall split_matmul_prologue(const OpCall& call, void (*run)(OpCall&));
 void run_softmax(OpCall& call);   // Softmax, LogSoftmax
 void run_norm(OpCall& call);      // RMSNorm, LayerNorm
 void run_concat(OpCall& call);

@@ -5,23 +5,25 @@
 
 namespace wgt::cpu_ref {
 
-OpCall split_norm_prologue(const OpCall& call, void (*norm)(OpCall&)) {
+OpCall split_matmul_prologue(const OpCall& call, void (*run)(OpCall&)) {
   const Tensor& a = call.inputs[0];
-  OpCall nc{OpKind::RMSNorm, "rms_norm", {a, call.inputs.back()}, {Tensor::empty(a.shape(), a.dtype())}, {}};
-  nc.attrs.has_weight = true;
-  nc.attrs.eps = call.attrs.eps;
-  nc.attrs.axis = a.dim() - 1;
-  norm(nc);
+  const bool norm = call.attrs.prologue == OpAttrs::Prologue::RmsNorm;
+  OpCall pc{norm ? OpKind::RMSNorm : OpKind::SiluMul, norm ? "rms_norm" : "silu_mul", {a, call.inputs.back()},
+            {Tensor::empty(a.shape(), a.dtype())}, {}};
+  pc.attrs.has_weight = norm;
+  pc.attrs.eps = call.attrs.eps;
+  pc.attrs.axis = a.dim() - 1;
+  run(pc);
   OpCall inner = call;
-  inner.inputs[0] = nc.outputs[0];
+  inner.inputs[0] = pc.outputs[0];
   inner.inputs.pop_back();
-  inner.attrs.has_weight = false;
+  inner.attrs.prologue = OpAttrs::Prologue::None;
   return inner;
 }
 
 void run_matmul(OpCall& call) {
-  if (call.attrs.has_weight) {
-    OpCall inner = split_norm_prologue(call, run_norm);
+  if (call.attrs.prologue != OpAttrs::Prologue::None) {
+    OpCall inner = split_matmul_prologue(call, [](OpCall& c) { c.kind == OpKind::RMSNorm ? run_norm(c) : run_silu_mul(c); });
     return run_matmul(inner);
   }
   Tensor& out = call.outputs[0];

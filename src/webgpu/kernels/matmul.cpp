@@ -28,7 +28,7 @@ struct MatmulParams {
   uint32_t a_off, a_ms, a_ks, o_off;
   uint32_t b_off, b_ks, b_ns, o_rs;
   uint32_t o_bs, bd1, bd2, c_off;  // c_off: element offset of the addend (attrs.has_bias)
-  uint32_t a_bs0, a_bs1, a_bs2, g_off;  // g_off: element offset of the norm weight (attrs.has_weight)
+  uint32_t a_bs0, a_bs1, a_bs2, g_off;  // g_off: the prologue operand's element offset (norm weight) or delta to a (up)
   uint32_t b_bs0, b_bs1, b_bs2, eps_bits;  // eps_bits: the norm's eps as f32 bits
 };
 static_assert(sizeof(MatmulParams) == 96, "must match the WGSL Params struct");
@@ -334,13 +334,17 @@ const std::string& matmul_last_variant() { return g_last_variant; }
 namespace {
 
 Support check_matmul(const Context& ctx, const OpCall& call) {
-  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (call.attrs.has_weight ? 1 : 0);
+  const bool pro = call.attrs.prologue != OpAttrs::Prologue::None;
+  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (pro ? 1 : 0);
   if (call.inputs.size() != n_in || call.outputs.size() != 1)
-    return Support::no("matmul takes two inputs (plus an addend and a norm weight where flagged) and one output");
-  if (call.attrs.has_weight) {
-    const Tensor &g = call.inputs.back(), &a0 = call.inputs[0];
-    if (g.dim() != 1 || g.size(0) != a0.size(-1) || g.dtype() != a0.dtype())
-      return Support::no("the norm weight must be [K] of the first operand's dtype");
+    return Support::no("matmul takes two inputs (plus an addend and a prologue operand where flagged) and one output");
+  if (pro) {
+    const Tensor &t = call.inputs.back(), &a0 = call.inputs[0];
+    if (t.dtype() != a0.dtype()) return Support::no("the prologue operand must have the first operand's dtype");
+    if (call.attrs.prologue == OpAttrs::Prologue::RmsNorm && (t.dim() != 1 || t.size(0) != a0.size(-1)))
+      return Support::no("the norm weight must be [K]");
+    if (call.attrs.prologue == OpAttrs::Prologue::SiluMul && t.shape() != a0.shape())
+      return Support::no("gate and up must have one shape");
   }
   if (call.attrs.has_bias) {
     const Tensor &c = call.inputs[2], &o = call.outputs[0];
@@ -443,20 +447,29 @@ void launch_matmul(Context& ctx, OpCall& call) {
     ok = ok && (max_index(B.t) / 8 + 1) * 8 * elem_bytes <= B.t.storage()->nbytes();
     if (ok) vc = choose_gemv_vec(ctx, &gemv_vec);
   }
-  // The RMSNorm prologue (attrs.has_weight) is fused into the vector gemv for f32 A; anywhere
-  // else the norm runs first into a scratch tensor and the product follows on it.
-  const bool fuse_g = call.attrs.has_weight && gemv_vec && store == Store::F32;
-  if (call.attrs.has_weight && !fuse_g) {
+  // A prologue (attrs.prologue) is fused into the vector gemv's staging of A for f32 A (for
+  // SiluMul: up must share A's strides, read at a fixed element delta from A's index, and A
+  // must not have been compacted); anywhere else its op runs first into a scratch tensor and
+  // the product follows on that.
+  const OpAttrs::Prologue pro = call.attrs.prologue;
+  const Tensor* pro_t = pro != OpAttrs::Prologue::None ? &call.inputs.back() : nullptr;
+  bool fuse_p = pro_t && gemv_vec && store == Store::F32;
+  if (fuse_p && pro == OpAttrs::Prologue::SiluMul)
+    fuse_p = A.t.storage() == call.inputs[0].storage() && A.t.offset() == call.inputs[0].offset() &&
+             pro_t->strides() == A.t.strides() && pro_t->storage() != nullptr;
+  if (pro_t && !fuse_p) {
     const Tensor& a0 = call.inputs[0];
-    OpCall norm{OpKind::RMSNorm, "rms_norm", {a0, call.inputs.back()}, {ctx.scratch(a0.shape(), a0.dtype())}, {}};
-    norm.attrs.has_weight = true;
-    norm.attrs.eps = call.attrs.eps;
-    norm.attrs.axis = a0.dim() - 1;
-    ctx.run_op(norm);
+    const bool norm = pro == OpAttrs::Prologue::RmsNorm;
+    OpCall pc{norm ? OpKind::RMSNorm : OpKind::SiluMul, norm ? "rms_norm" : "silu_mul", {a0, *pro_t},
+              {ctx.scratch(a0.shape(), a0.dtype())}, {}};
+    pc.attrs.has_weight = norm;
+    pc.attrs.eps = call.attrs.eps;
+    pc.attrs.axis = a0.dim() - 1;
+    ctx.run_op(pc);
     OpCall plain = call;
-    plain.inputs[0] = norm.outputs[0];
+    plain.inputs[0] = pc.outputs[0];
     plain.inputs.pop_back();
-    plain.attrs.has_weight = false;
+    plain.attrs.prologue = OpAttrs::Prologue::None;
     launch_matmul(ctx, plain);
     return;
   }
@@ -552,15 +565,15 @@ void launch_matmul(Context& ctx, OpCall& call) {
   const bool fuse_c = has_c && gemv_vec && store == Store::F32;
   v.defines.push_back({"C_DECL", fuse_c ? "@group(0) @binding(3) var<storage, read> c: array<f32>;" : ""});
   const int g_bind = fuse_c ? 4 : 3;
-  v.defines.push_back({"G_DECL", fuse_g ? "@group(0) @binding(" + std::to_string(g_bind) + ") var<storage, read> g: array<f32>;" : ""});
-  v.defines.push_back({"P_BIND", std::to_string(g_bind + (fuse_g ? 1 : 0))});
+  v.defines.push_back({"G_DECL", fuse_p ? "@group(0) @binding(" + std::to_string(g_bind) + ") var<storage, read> g: array<f32>;" : ""});
+  v.defines.push_back({"P_BIND", std::to_string(g_bind + (fuse_p ? 1 : 0))});
   if (gemv_vec) {
     v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
-    v.defines.push_back({"NORM", fuse_g ? "true" : "false"});
-    v.defines.push_back({"GLD", fuse_g ? "return g[p.g_off + k];" : "return 1.0;"});
+    v.defines.push_back({"PRO", !fuse_p ? "0" : pro == OpAttrs::Prologue::RmsNorm ? "1" : "2"});
+    v.defines.push_back({"GLD", fuse_p ? "return g[i + p.g_off];" : "return 1.0;"});
   }
   if (fuse_c) g_last_variant += " +c";
-  if (fuse_g) g_last_variant += " +norm";
+  if (fuse_p) g_last_variant += pro == OpAttrs::Prologue::RmsNorm ? " +norm" : " +silu_mul";
   const Pipeline* pipe = ctx.pipeline(v);
 
   MatmulParams base{};
@@ -580,13 +593,17 @@ void launch_matmul(Context& ctx, OpCall& call) {
   std::vector<Arg> args = {ctx.arg(A.t), ctx.arg(B.t), ctx.arg(out, false)};
   if (fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
-  if (fuse_g) {
-    const Tensor& g = call.inputs.back();
-    const Tensor gd = g.strides()[0] == 1 || g.size(0) <= 1 ? g : ctx.compact(g);
+  if (fuse_p && pro == OpAttrs::Prologue::RmsNorm) {
+    const Tensor gd = pro_t->strides()[0] == 1 || pro_t->size(0) <= 1 ? *pro_t : ctx.compact(*pro_t);
     args.push_back(ctx.arg(gd));
     base.g_off = static_cast<uint32_t>(gd.offset());
     const float eps = static_cast<float>(call.attrs.eps);
     std::memcpy(&base.eps_bits, &eps, sizeof eps);
+  } else if (fuse_p) {
+    // up[i] for A index i sits at i + (up's offset - A's offset) (mod 2^32: the shader's u32
+    // arithmetic wraps, so a negative delta works too).
+    args.push_back(ctx.arg(*pro_t));
+    base.g_off = static_cast<uint32_t>(pro_t->offset() - A.t.offset());
   }
 
   std::vector<int64_t> idx(host_dims, 0);
