@@ -376,24 +376,24 @@ TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
 }
 
 // Steps per lane that differ between warps: 3 warps (12 steps at most) with K = 4864 (9.5
-// steps: warp 0 has 4, the last of them partial, warps 1 and 2 have 3) and K = 6144 (12, the
-// limit); rows per workgroup 1, 7, 64 and rows per batch 1, 3, 8 (incl. a batch larger than
-// the group); N = 37 and 131, M = 2 and 4.
+// steps: warp 0 has 4, the last of them partial, warps 1 and 2 have 3), K = 5120 (10 whole
+// steps: warps 1 and 2 skip their 4th) and K = 6144 (12, the limit); (rows per workgroup, rows
+// per batch) = (1, 3) (a batch larger than the group), (7, 3) (a partial batch), (16, 1),
+// (64, 8); N = 37 and 131, M = 2 and 4; the workgroup reduction for (7, 3).
 TEST_F(QuantWebGPU, XstatMatvecWarpsRowsAndBatches) {
   setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
   setenv("WGT_QMATVEC_WARPS", "3", 1);
-  for (const char* sg : {"on", "off"}) {
+  const std::array<std::array<const char*, 3>, 5> cases = {{
+      {"1", "3", "on"}, {"7", "3", "on"}, {"7", "3", "off"}, {"16", "1", "on"}, {"64", "8", "on"}}};
+  for (const auto& [rows, batch, sg] : cases) {
+    setenv("WGT_QMATVEC_XSTAT_ROWS", rows, 1);
+    setenv("WGT_QMATVEC_XSTAT_BATCH", batch, 1);
     setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
-    for (const char* rows : {"1", "7", "64"})
-      for (const char* batch : {"1", "3", "8"}) {
-        setenv("WGT_QMATVEC_XSTAT_ROWS", rows, 1);
-        setenv("WGT_QMATVEC_XSTAT_BATCH", batch, 1);
-        const std::string what = std::string(sg) + " rows=" + rows + " batch=" + batch;
-        for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
-          for (int64_t K : {4864, 6144}) {
-            check_matmul(t, K == 4864 ? 2 : 4, K == 4864 ? 37 : 131, K, what.c_str());
-            EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " " << what;
-          }
+    const std::string what = std::string(sg) + " rows=" + rows + " batch=" + batch;
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
+      for (int64_t K : {4864, 5120, 6144}) {
+        check_matmul(t, K == 6144 ? 4 : 2, K == 6144 ? 131 : 37, K, what.c_str());
+        EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " " << what;
       }
   }
 }
