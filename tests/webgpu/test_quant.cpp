@@ -358,9 +358,10 @@ TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
 
 // The x-stationary matvec (x in registers, the workgroup sweeping its rows). A step is 512
 // elements in every format (16 blocks of 32, 2 super-blocks of 256). K of 1 block (a partial
-// single step), 2.5 steps (a partial last step; 5 of the 8 warps have no step) and 32 steps
-// (the limit of the default 8 warps x 4 steps: 4 per lane); N = 1, 5, 37 leave partial
-// batches of the default 4 rows and a partial last group of 16 rows; both reductions.
+// single step; 1 warp by default), 2.5 steps (a partial last step; 3 warps) and 32 steps (the
+// limit of the default 8 warps x 4 steps: 4 per lane); N = 1, 5, 37 leave partial batches of
+// the default 4 rows and a partial last group of 16 rows; both reductions. Then 8 warps
+// forced for 2.5 steps: 5 warps without a step join the reductions with zeros.
 TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
   setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
   for (const char* sg : {"on", "off"}) {
@@ -372,6 +373,12 @@ TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
             check_matmul(t, M, N, K, sg);
             EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " K=" << K;
           }
+    setenv("WGT_QMATVEC_WARPS", "8", 1);
+    for (QType t : kStream) {
+      check_matmul(t, 3, 37, 1280, "8 warps");
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t);
+    }
+    unsetenv("WGT_QMATVEC_WARPS");
   }
 }
 

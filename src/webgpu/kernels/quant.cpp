@@ -279,9 +279,9 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
 // The x-stationary matvec (q_mv_xstat[_sg]). A step is 32 / SLOTS blocks = 512 elements in
 // every format, so a row of K has ceil(K / 512) steps: K = 4096 -> 8, 11008 -> 22 (the last
 // half), 14336 -> 28. Each warp holds the x slices of at most kXstatMaxSteps steps in
-// registers (LaneX: 17-20 floats each), so with the default 8 warps K <= 16384 fits (the
+// registers (LaneX: 16-20 floats each), so with the default 8 warps K <= 16384 fits (the
 // three above: 1, 3 and 4 steps per lane); larger K runs the streaming kernel.
-// WGT_QMATVEC_WARPS (default 8 here), WGT_QMATVEC_XSTAT_ROWS=1..64 rows per workgroup
+// WGT_QMATVEC_WARPS (default here: 8, or nsteps when fewer), WGT_QMATVEC_XSTAT_ROWS=1..64 rows per workgroup
 // (default 16: N = 4096 gives 256 workgroups per x row, 14336 gives 896),
 // WGT_QMATVEC_XSTAT_BATCH=1..8 rows per batch (default 4: accumulators per lane, loads in
 // flight, one barrier per batch). Guesses, not measured on a GPU.
@@ -295,10 +295,13 @@ constexpr uint32_t kXstatBatch = 4;
 bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, const std::string& qconst, bool sg) {
   const uint32_t group_rows = env_knob("WGT_QMATVEC_XSTAT_ROWS", kXstatRows, 1, 64);
   const uint32_t rb = std::min(env_knob("WGT_QMATVEC_XSTAT_BATCH", kXstatBatch, 1, 8), group_rows);
-  const uint32_t warps = stream_warps(ctx, kXstatWarps);
   const uint32_t nb = p.k / static_cast<uint32_t>(qtype_info(t).block_elems);
   const uint32_t stride = kStreamLanes / lane_slots(t);  // blocks per step
   const uint32_t nsteps = (nb + stride - 1) / stride;
+  // Default: no more warps than steps (a warp without steps only joins the reductions), and
+  // no more than the device takes (WebGPU guarantees 256 invocations, i.e. 8 warps).
+  const uint32_t max_warps = ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes;
+  const uint32_t warps = stream_warps(ctx, std::max(1u, std::min({kXstatWarps, max_warps, nsteps})));
   if (nsteps > warps * kXstatMaxSteps) return false;
   // red: 2 buffers of RB * WG floats, at most 2 * 8 * 256 * 4 = 16 KiB (WebGPU's minimum).
   d.pipeline = ctx.pipeline({sg ? "q_mv_xstat_sg" : "q_mv_xstat",
