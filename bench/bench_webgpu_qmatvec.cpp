@@ -16,7 +16,8 @@
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
 // Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8 (rows per warp),
 // WGT_QMATVEC_WARPS=1..8 (warps per workgroup), WGT_QMATVEC_UNROLL=1/2/4/8,
-// WGT_QMATVEC_SUBGROUPS=off (see docs/quantization.md).
+// WGT_QMATVEC_SUBGROUPS=off; the x-stationary kernel: WGT_QMATVEC_KERNEL=xstat with
+// WGT_QMATVEC_XSTAT_ROWS=1..64, WGT_QMATVEC_XSTAT_BATCH=1..8 (see docs/quantization.md).
 #include <chrono>
 #include <cmath>
 #include <cstdio>

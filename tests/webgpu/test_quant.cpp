@@ -18,7 +18,8 @@
 #include "wgt/wgt.hpp"
 
 // Test hook of src/webgpu/kernels/quant.cpp: the matvec kernel of this thread's last M <= 4
-// qmatmul_t ("staged", "stream" or "items"); the staged kernel's fallback is otherwise silent.
+// qmatmul_t ("staged", "stream", "xstat" or "items"); the staged and xstat kernels' fallbacks
+// are otherwise silent.
 namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 }
@@ -79,6 +80,8 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
+    unsetenv("WGT_QMATVEC_XSTAT_ROWS");
+    unsetenv("WGT_QMATVEC_XSTAT_BATCH");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -235,14 +238,19 @@ TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
 
 // A NaN or inf fp16 scale in one row of a warp (row 2 of 5, 4 rows per warp) poisons that
 // row only: the rows sharing its lanes' x registers and accumulators stay as on the CPU.
-// Both weight sources: direct loads (K = 2 blocks) and staged (a K with 16-byte aligned rows).
+// Both weight sources: direct loads (K = 2 blocks) and staged (a K with 16-byte aligned rows);
+// and the x-stationary kernel (K = 3 blocks: lanes past the last block read it and add 0;
+// rows 0..3 share a batch and its reduction).
 TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
   const int64_t N = 5, bad = 2;
-  for (const char* kernel : {"stream", "staged"}) {
+  for (const char* kernel : {"stream", "staged", "xstat"}) {
   setenv("WGT_QMATVEC_KERNEL", kernel, 1);
   for (QType t : kStream)
     for (uint16_t bits : {uint16_t{0x7E00}, uint16_t{0x7C00}, uint16_t{0xFC00}}) {
-      const int64_t K = std::string(kernel) == "stream" ? 2 * qtype_info(t).block_elems : staged_ks(t)[0];
+      const std::string kn = kernel;
+      const int64_t K = kn == "stream" ? 2 * qtype_info(t).block_elems
+                        : kn == "xstat" ? 3 * qtype_info(t).block_elems
+                                        : staged_ks(t)[0];
       const QTensor clean = qrand(t, N, K, 78);
       std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
       const size_t row_bytes = raw.size() / N;
@@ -348,6 +356,71 @@ TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
   }
 }
 
+// The x-stationary matvec (x in registers, the workgroup sweeping its rows). A step is 512
+// elements in every format (16 blocks of 32, 2 super-blocks of 256). K of 1 block (a partial
+// single step; 1 warp by default), 2.5 steps (a partial last step; 3 warps) and 32 steps (the
+// limit of the default 8 warps x 4 steps: 4 per lane); N = 1, 5, 37 leave partial batches of
+// the default 4 rows and a partial last group of 16 rows; both reductions. Then 8 warps
+// forced for 2.5 steps: 5 warps without a step join the reductions with zeros.
+TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
+  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
+  for (const char* sg : {"on", "off"}) {
+    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    for (QType t : kStream)
+      for (int64_t K : {int64_t{qtype_info(t).block_elems}, int64_t{1280}, int64_t{16384}})
+        for (int64_t M : {1, 3})
+          for (int64_t N : {1, 5, 37}) {
+            check_matmul(t, M, N, K, sg);
+            EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " K=" << K;
+          }
+    setenv("WGT_QMATVEC_WARPS", "8", 1);
+    for (QType t : kStream) {
+      check_matmul(t, 3, 37, 1280, "8 warps");
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t);
+    }
+    unsetenv("WGT_QMATVEC_WARPS");
+  }
+}
+
+// Steps per lane that differ between warps: 3 warps (12 steps at most) with K = 4864 (9.5
+// steps: warp 0 has 4, the last of them partial, warps 1 and 2 have 3), K = 5120 (10 whole
+// steps: warps 1 and 2 skip their 4th) and K = 6144 (12, the limit); (rows per workgroup, rows
+// per batch) = (1, 3) (a batch larger than the group), (7, 3) (a partial batch), (16, 1),
+// (64, 8); N = 37 and 131, M = 2 and 4; the workgroup reduction for (7, 3).
+TEST_F(QuantWebGPU, XstatMatvecWarpsRowsAndBatches) {
+  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
+  setenv("WGT_QMATVEC_WARPS", "3", 1);
+  const std::array<std::array<const char*, 3>, 5> cases = {{
+      {"1", "3", "on"}, {"7", "3", "on"}, {"7", "3", "off"}, {"16", "1", "on"}, {"64", "8", "on"}}};
+  for (const auto& [rows, batch, sg] : cases) {
+    setenv("WGT_QMATVEC_XSTAT_ROWS", rows, 1);
+    setenv("WGT_QMATVEC_XSTAT_BATCH", batch, 1);
+    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    const std::string what = std::string(sg) + " rows=" + rows + " batch=" + batch;
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
+      for (int64_t K : {4864, 5120, 6144}) {
+        check_matmul(t, K == 6144 ? 4 : 2, K == 6144 ? 131 : 37, K, what.c_str());
+        EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " " << what;
+      }
+  }
+}
+
+// K with more steps than the warps' registers hold runs the streaming kernel and stays
+// correct: 1 warp (4 steps) with K = 2560 (5 steps), the default 8 warps with K = 16896 (33).
+TEST_F(QuantWebGPU, XstatMatvecFallsBackToStreamForLargeK) {
+  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
+  for (QType t : kStream) {
+    setenv("WGT_QMATVEC_WARPS", "1", 1);
+    check_matmul(t, 1, 5, 2048, "xstat 1 warp");
+    EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t);
+    check_matmul(t, 2, 5, 2560, "xstat 1 warp");
+    EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t);
+    unsetenv("WGT_QMATVEC_WARPS");
+    check_matmul(t, 1, 7, 16896, "xstat 8 warps");
+    EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t);
+  }
+}
+
 TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   setenv("WGT_QMATVEC_KERNEL", "fast", 1);
   expect_env_error("WGT_QMATVEC_KERNEL");
@@ -366,6 +439,20 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
     setenv("WGT_QMATVEC_WARPS", wp, 1);
     expect_env_error("WGT_QMATVEC_WARPS");
   }
+  unsetenv("WGT_QMATVEC_WARPS");
+  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);  // the xstat knobs belong to the xstat kernel
+  for (const char* r : {"0", "65", "x", "16 "}) {
+    setenv("WGT_QMATVEC_XSTAT_ROWS", r, 1);
+    expect_env_error("WGT_QMATVEC_XSTAT_ROWS");
+  }
+  unsetenv("WGT_QMATVEC_XSTAT_ROWS");
+  for (const char* b : {"0", "9", "1.5"}) {
+    setenv("WGT_QMATVEC_XSTAT_BATCH", b, 1);
+    expect_env_error("WGT_QMATVEC_XSTAT_BATCH");
+  }
+  unsetenv("WGT_QMATVEC_XSTAT_BATCH");
+  setenv("WGT_QMATVEC_WARPS", "9", 1);
+  expect_env_error("WGT_QMATVEC_WARPS");
   unsetenv("WGT_QMATVEC_WARPS");
   setenv("WGT_QMATVEC_KERNEL", "staged", 1);  // the staging knobs below belong to the staged kernel
   for (const char* nb : {"0", "3", "x"}) {

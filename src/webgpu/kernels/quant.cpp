@@ -1,7 +1,8 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
 // q*_lane with weights read directly (default) or staged through workgroup memory, or
-// q_matvec[_sg] over its q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
+// q_mv_xstat[_sg] over the same q*_lane with x held in registers, or q_matvec[_sg] over its
+// q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
@@ -154,13 +155,16 @@ constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wg
 // The M <= 4 kernel, WGT_QMATVEC_KERNEL: `stream` (default; the streaming matvec with direct
 // scalar loads), `staged` (the streaming matvec with each warp's weight bytes staged through
 // workgroup memory by vec4 loads, where rows are 16-byte aligned and the staging fits, else
-// `stream`; slower on the H200, BENCHMARKS.md run 7) or `items` (q_matvec[_sg], one block per invocation), so that all three can be
-// compared on the same build.
-enum class MatvecKernel { Staged, Stream, Items };
+// `stream`; slower on the H200, BENCHMARKS.md run 7), `xstat` (q_mv_xstat[_sg]: x held in
+// registers while the workgroup sweeps its rows, where K fits, else `stream`) or `items`
+// (q_matvec[_sg], one block per invocation), so that all of them can be compared on the same
+// build.
+enum class MatvecKernel { Staged, Stream, Xstat, Items };
 const char* matvec_kernel_name(MatvecKernel k) {
   switch (k) {
     case MatvecKernel::Staged: return "staged";
     case MatvecKernel::Stream: return "stream";
+    case MatvecKernel::Xstat: return "xstat";
     case MatvecKernel::Items: return "items";
   }
   return "?";
@@ -168,13 +172,14 @@ const char* matvec_kernel_name(MatvecKernel k) {
 MatvecKernel requested_matvec_kernel() {
   const char* v = std::getenv("WGT_QMATVEC_KERNEL");
   if (!v || !*v) return MatvecKernel::Stream;
-  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Items})
+  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items})
     if (std::string(v) == matvec_kernel_name(k)) return k;
-  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream or items");
+  throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
+              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream, xstat or items");
 }
 
-// Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallback from `staged` is
-// silent, so the tests ask here). Declared where used (tests); not part of the API.
+// Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallbacks from `staged` and
+// `xstat` are silent, so the tests ask here). Declared where used (tests); not part of the API.
 thread_local const char* g_last_matvec_kernel = "";
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
@@ -222,8 +227,8 @@ uint32_t stream_unroll(uint32_t dflt) {
   return u;
 }
 
-uint32_t stream_warps(const Context& ctx) {
-  const uint32_t wp = env_knob("WGT_QMATVEC_WARPS", kStreamWarps, 1, 8);
+uint32_t stream_warps(const Context& ctx, uint32_t dflt = kStreamWarps) {
+  const uint32_t wp = env_knob("WGT_QMATVEC_WARPS", dflt, 1, 8);
   if (wp * kStreamLanes > ctx.limits().max_compute_invocations_per_workgroup)
     throw_error(ErrorKind::Unsupported, "qmatmul_t",
                 "WGT_QMATVEC_WARPS=" + std::to_string(wp) + " exceeds the device's invocations per workgroup; use fewer");
@@ -271,6 +276,48 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
   return p;
 }
 
+// The x-stationary matvec (q_mv_xstat[_sg]). A step is 32 / SLOTS blocks = 512 elements in
+// every format, so a row of K has ceil(K / 512) steps: K = 4096 -> 8, 11008 -> 22 (the last
+// half), 14336 -> 28. Each warp holds the x slices of at most kXstatMaxSteps steps in
+// registers (LaneX: 16-20 floats each), so with the default 8 warps K <= 16384 fits (the
+// three above: 1, 3 and 4 steps per lane); larger K runs the streaming kernel.
+// WGT_QMATVEC_WARPS (default here: 8, or nsteps when fewer), WGT_QMATVEC_XSTAT_ROWS=1..64 rows per workgroup
+// (default 16: N = 4096 gives 256 workgroups per x row, 14336 gives 896),
+// WGT_QMATVEC_XSTAT_BATCH=1..8 rows per batch (default 4: accumulators per lane, loads in
+// flight, one barrier per batch). Guesses, not measured on a GPU.
+constexpr uint32_t kXstatMaxSteps = 4;
+constexpr uint32_t kXstatWarps = 8;
+constexpr uint32_t kXstatRows = 16;
+constexpr uint32_t kXstatBatch = 4;
+
+// Sets d.pipeline and the grid of the x-stationary matvec and returns true, or returns false
+// (nothing set) when K has more steps than the workgroup's registers hold.
+bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, const std::string& qconst, bool sg) {
+  const uint32_t group_rows = env_knob("WGT_QMATVEC_XSTAT_ROWS", kXstatRows, 1, 64);
+  const uint32_t rb = std::min(env_knob("WGT_QMATVEC_XSTAT_BATCH", kXstatBatch, 1, 8), group_rows);
+  const uint32_t nb = p.k / static_cast<uint32_t>(qtype_info(t).block_elems);
+  const uint32_t stride = kStreamLanes / lane_slots(t);  // blocks per step
+  const uint32_t nsteps = (nb + stride - 1) / stride;
+  // Default: no more warps than steps (a warp without steps only joins the reductions), and
+  // no more than the device takes (WebGPU guarantees 256 invocations, i.e. 8 warps).
+  const uint32_t max_warps = ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes;
+  const uint32_t warps = stream_warps(ctx, std::max(1u, std::min({kXstatWarps, max_warps, nsteps})));
+  if (nsteps > warps * kXstatMaxSteps) return false;
+  // red: 2 buffers of RB * WG floats, at most 2 * 8 * 256 * 4 = 16 KiB (WebGPU's minimum).
+  d.pipeline = ctx.pipeline({sg ? "q_mv_xstat_sg" : "q_mv_xstat",
+                             {{"QCONST", qconst},
+                              {"LANE", kernels_for(t).lane},
+                              {"WARPS", std::to_string(warps)},
+                              {"GROUP_ROWS", std::to_string(group_rows)},
+                              {"RB", std::to_string(rb)},
+                              {"NB", std::to_string(nb)}}});
+  // one workgroup per (x row, group_rows weight rows)
+  auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
+  d.groups_x = gx;
+  d.groups_y = gy;
+  return true;
+}
+
 void launch_qmatmul(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
   const Tensor x = ctx.compact(c.inputs[0]);
@@ -300,6 +347,11 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
+    if (want == MatvecKernel::Xstat && plan_xstat(ctx, d, t, p, qconst, sg)) {
+      g_last_matvec_kernel = matvec_kernel_name(MatvecKernel::Xstat);
+      ctx.dispatch(d);
+      return;
+    }
     const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", default_stream_rows(t), 1, 8);
     const uint32_t warps = stream_warps(ctx);
     StagedPlan staged;
@@ -366,9 +418,9 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   ctx.dispatch(d);
 }
 
-// Test hook: "staged", "stream" or "items", the kernel of this thread's last M <= 4
+// Test hook: "staged", "stream", "xstat" or "items", the kernel of this thread's last M <= 4
 // qmatmul_t launch ("" before any); the staged kernel falls back silently where rows are not
-// 16-byte aligned. Not declared in a header: the tests declare it.
+// 16-byte aligned, the xstat kernel where K has too many steps. Not declared in a header: the tests declare it.
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 
 void register_quant_kernels(KernelRegistry& r) {
