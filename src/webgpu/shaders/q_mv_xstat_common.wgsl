@@ -90,3 +90,23 @@ fn batch_partials(xs: ptr<function, array<LaneX, STEPS>>, n0: u32, last: u32, wa
   }
   return acc;
 }
+
+// The whole kernel but the reduction: load x once, then per batch of RB rows the lane's
+// partial sums, which the variant's fn reduce_store(acc, buf, n_rows, lid, lane, sub) reduces
+// over the workgroup and stores as y[y0 + r] for r < n_rows (buf: the batch's half of red;
+// sub: the variant's subgroup id and size, unused by the tree variant).
+fn sweep(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, sub: vec2<u32>) {
+  let g = row_group(wid, nwg);
+  if (g.x >= params.m) { return; }  // uniform per workgroup
+  let warp = lid / LANES;
+  let lane = lid % LANES;
+  var xs = load_xs(g.x, warp, lane);
+  let end = min(g.y + GROUP_ROWS, params.n);  // this workgroup's rows: g.y .. end - 1
+  for (var i = 0u; i < NBATCH; i = i + 1u) {
+    let n0 = g.y + i * RB;
+    if (n0 >= end) { break; }  // uniform per workgroup
+    let acc = batch_partials(&xs, n0, end - 1u, warp, lane);
+    reduce_store(acc, (i % 2u) * RB * WG, g.x * params.n + n0, min(RB, end - n0), lid, lane, sub);
+  }
+}
+
