@@ -75,6 +75,9 @@ Tensor dequantize(const QTensor& w);
 // y = x W^T with W [N, K] quantized and x f32 [..., K] -> f32 [..., N]. W is decoded one
 // block at a time (never materialized as f32).
 Tensor qmatmul_t(const Tensor& x, const QTensor& w);
+// qmatmul_t(rms_norm(x, weight, eps), w): on WebGPU for f32 x (and weight) the decode matvec
+// normalizes x while loading it (no norm kernel of its own); otherwise the two ops.
+Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& w, double eps = 1e-6);
 // Embedding lookup: ids (i32/i64, any shape) -> f32 [ids.shape..., cols].
 Tensor get_rows(const QTensor& table, const Tensor& ids);
 

@@ -198,10 +198,12 @@ Tensor project_add(const Tensor& c, const Tensor& x, const Tensor& dense, const 
   return c + project(x, dense, q);
 }
 
-// rms_norm(x, g) W^T, as one fused op when the product is direct (the WebGPU decode matvec
-// then normalizes x while staging it: no norm kernel of its own); g has x's dtype.
+// rms_norm(x, g) W^T, as one fused op when the product is direct or W is quantized and x f32
+// (the WebGPU decode matvecs then normalize x on the way in: no norm kernel of its own); g
+// has x's dtype.
 Tensor norm_project(const Tensor& x, const Tensor& g, double eps, const Tensor& dense, const QTensor& q) {
   if (direct_product(x, dense, q) && x.dim() == 2) return rms_norm_matmul_t(x, g, dense, eps);
+  if (q.defined() && x.dtype() == DType::F32 && x.dim() == 2) return rms_norm_qmatmul_t(x, g, q, eps);
   return project(rms_norm(x, g, eps), dense, q);
 }
 

@@ -148,10 +148,23 @@ Tensor dequantize(const QTensor& w_in) {
   return w_in.device().is_cpu() ? out : out.to(w_in.device());
 }
 
-Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
-  const char* op = "qmatmul_t";
+namespace {
+
+// qmatmul_t, with an optional RMSNorm of x first (norm_w: its weight [K], x's dtype).
+Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm_w, double eps, const char* op) {
   require_defined_q(w_in, op);
-  if (!x_in.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
+  if (!x_arg.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
+  Tensor x_in = x_arg;
+  // The norm is fused into the WebGPU kernel for f32 x on a device; otherwise it runs as its
+  // own op first (rms_norm validates the weight against x).
+  bool fuse = false;
+  if (norm_w) {
+    if (!norm_w->defined()) throw_error(ErrorKind::InvalidArgument, op, "the norm weight is an undefined tensor");
+    fuse = x_in.dtype() == DType::F32 && x_in.dim() >= 1 && norm_w->dim() == 1 && norm_w->dtype() == DType::F32 &&
+           norm_w->size(0) == x_in.size(-1) && norm_w->device() == x_in.device() && std::isfinite(eps) && eps >= 0 &&
+           x_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly;
+    if (!fuse) x_in = rms_norm(x_in, *norm_w, eps);
+  }
   if (x_in.dim() < 1) throw_error(ErrorKind::RankMismatch, op, "x must have rank >= 1, got " + x_in.str());
   if (!is_floating(x_in.dtype()))
     throw_error(ErrorKind::DTypeMismatch, op,
@@ -178,6 +191,11 @@ Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
     if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
     OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
     call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    if (fuse) {
+      call.inputs.push_back(*norm_w);
+      call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+      call.attrs.eps = eps;
+    }
     call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
     if (Support s = gpu.supports(call); !s.ok)
@@ -193,11 +211,21 @@ Tensor qmatmul_t(const Tensor& x_in, const QTensor& w_in) {
     if (K == 0) {  // empty reduction: y = 0
       std::memset(out.data_ptr(), 0, out.nbytes());
     } else {
-      const Tensor x = as_f32_contiguous(x_in.device().is_cpu() ? x_in : x_in.cpu());
+      // (fuse implies the device path above, unless M, N or K is 0)
+      const Tensor xs = fuse ? rms_norm(x_in, *norm_w, eps) : x_in;
+      const Tensor x = as_f32_contiguous(xs.device().is_cpu() ? xs : xs.cpu());
       quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
     }
   }
   return x_in.device().is_cpu() ? out : out.to(x_in.device());
+}
+
+}  // namespace
+
+Tensor qmatmul_t(const Tensor& x, const QTensor& w) { return qmatmul_impl(x, w, nullptr, 0.0, "qmatmul_t"); }
+
+Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& w, double eps) {
+  return qmatmul_impl(x, w, &weight, eps, "rms_norm_qmatmul_t");
 }
 
 Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {

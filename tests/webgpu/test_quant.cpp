@@ -22,6 +22,7 @@
 // are otherwise silent.
 namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
+bool last_qmatvec_fused_norm_for_testing();
 }
 
 using namespace wgt;
@@ -129,6 +130,50 @@ TEST_F(QuantWebGPU, MatmulMatchesCpuEveryFormat) {
       for (int64_t M : {1, 3, 17})
         for (int64_t N : {1, 7, 33}) check_matmul(t, M, N, K, "default");
   }
+}
+
+// rms_norm_qmatmul_t on the device against qmatmul_t(rms_norm(x)) on the CPU, every format:
+// fused into the streaming matvec (direct and staged sources, both reductions, a norm weight
+// at an odd offset that must be compacted, x values of 1e3), unfused for M > 4 (tiled), for
+// the items and xstat kernels, and on the CPU for f16 x.
+TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
+  const Device d = Device::webgpu();
+  struct Case {
+    const char* kernel;
+    const char* subgroups;
+    int64_t M;
+    float xscale;
+    bool fused;
+  };
+  for (const Case& c : {Case{"stream", "on", 1, 1.f, true}, Case{"stream", "off", 3, 1e3f, true}, Case{"staged", "on", 4, 1.f, true},
+                        Case{"stream", "on", 6, 1.f, false}, Case{"items", "on", 2, 1.f, false},
+                        Case{"xstat", "on", 1, 1.f, false}}) {
+    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
+    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+    for (QType t : kStream) {
+      const int64_t K = staged_ks(t)[1], N = 37;
+      const QTensor w = qrand(t, N, K, 5);
+      const Tensor x = Tensor::from_vector(randn(c.M * K, 6, c.xscale), {c.M, K});
+      const Tensor g = Tensor::from_vector(randn(K + 1, 7, 1.f), {K + 1}).slice(0, 1, K + 1);  // offset 1
+      const auto want = qmatmul_t(rms_norm(x, g, 1e-5), w).to_vector<float>();
+      const auto got = rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5).cpu().to_vector<float>();
+      if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.fused) << c.kernel << " " << qtype_name(t);
+      ASSERT_EQ(got.size(), want.size());
+      double scale = 0.05 * std::sqrt(double(K));
+      for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
+            << qtype_name(t) << " " << c.kernel << " M=" << c.M << " i=" << i;
+    }
+  }
+  // f16 x: the norm runs as its own op (f16 rounding of the normalized x), the same on the CPU.
+  const QTensor w = qrand(QType::Q4_0, 5, 64, 8);
+  const Tensor x = cast(Tensor::from_vector(randn(64, 9, 1.f), {1, 64}), DType::F16);
+  const Tensor g = cast(Tensor::from_vector(randn(64, 10, 1.f), {64}), DType::F16);
+  const auto want = qmatmul_t(rms_norm(x, g), w).to_vector<float>();
+  const auto got = rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d)).cpu().to_vector<float>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i])));
+  EXPECT_THROW(rms_norm_qmatmul_t(x, cast(g, DType::F32), w), Error);  // dtype mismatch (rms_norm's check)
 }
 
 TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {

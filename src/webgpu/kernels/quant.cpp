@@ -8,6 +8,7 @@
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "quant/blocks.hpp"
@@ -23,11 +24,13 @@ constexpr uint32_t kRowsPerGroup = 4;
 // matvec one (W streamed once per x row).
 constexpr int64_t kMatvecMaxM = 4;
 
-// Mirrors `struct Params` of shaders/q_matvec_common.wgsl.
+// Mirrors `struct Params` of shaders/q_mv_stream_common.wgsl; the other quantized matmul
+// shaders declare only its first four fields (a larger uniform buffer is fine).
 struct QParams {
   uint32_t m, n, k, row_bytes;
+  uint32_t g_off4, eps_bits, pad0, pad1;  // the fused RMSNorm prologue of the streaming matvec
 };
-static_assert(sizeof(QParams) == 16, "QParams must match the WGSL Params layout");
+static_assert(sizeof(QParams) == 32, "QParams must match the WGSL Params layout");
 
 // Shader parts of each format: the matvec work item (q*_dot), the 8-element decoder
 // (q*_decode) shared by dequantize, get_rows and the tiled prefill matmul, and the lane part
@@ -106,7 +109,11 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
 }
 
 Support check_qmatmul(const Context& ctx, const OpCall& c) {
-  if (c.inputs.size() != 2) return Support::no("qmatmul expects 2 inputs and 1 output");
+  const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
+  if (c.attrs.prologue == OpAttrs::Prologue::SiluMul) return Support::no("qmatmul has no silu_mul prologue");
+  if (c.inputs.size() != (norm ? 3u : 2u)) return Support::no("qmatmul expects 2 inputs (3 with a norm weight) and 1 output");
+  if (norm && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 1 || c.inputs[2].size(0) != c.inputs[0].size(-1)))
+    return Support::no("the norm weight must be f32 [K]");
   if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
   const QType t = static_cast<QType>(c.attrs.qtype);
   const Tensor &x = c.inputs[0], &w = c.inputs[1];
@@ -181,6 +188,8 @@ MatvecKernel requested_matvec_kernel() {
 // Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallbacks from `staged` and
 // `xstat` are silent, so the tests ask here). Declared where used (tests); not part of the API.
 thread_local const char* g_last_matvec_kernel = "";
+// Whether that launch fused an RMSNorm prologue (test hook below).
+thread_local bool g_last_matvec_norm = false;
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -320,6 +329,25 @@ bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, const std:
 
 void launch_qmatmul(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
+  // The RMSNorm prologue is fused into the streaming matvec (stream or staged source); for the
+  // other kernels the norm runs first into a scratch tensor.
+  const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
+  const MatvecKernel want_kernel = requested_matvec_kernel();
+  const bool fuse_norm = norm && c.inputs[0].size(0) <= kMatvecMaxM &&
+                         (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged);
+  if (norm && !fuse_norm) {
+    const Tensor& x0 = c.inputs[0];
+    OpCall pc{OpKind::RMSNorm, "rms_norm", {x0, c.inputs[2]}, {ctx.scratch(x0.shape(), x0.dtype())}, {}};
+    pc.attrs.has_weight = true;
+    pc.attrs.eps = c.attrs.eps;
+    pc.attrs.axis = 1;
+    ctx.run_op(pc);
+    OpCall plain = c;
+    plain.inputs = {pc.outputs[0], c.inputs[1]};
+    plain.attrs.prologue = OpAttrs::Prologue::None;
+    launch_qmatmul(ctx, plain);
+    return;
+  }
   const Tensor x = ctx.compact(c.inputs[0]);
   const Tensor& w = c.inputs[1];
   const Tensor& y = c.outputs[0];
@@ -342,7 +370,8 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     ctx.dispatch(d);
     return;
   }
-  const MatvecKernel want = requested_matvec_kernel();
+  const MatvecKernel want = want_kernel;
+  g_last_matvec_norm = false;
   if (want != MatvecKernel::Items) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
@@ -360,7 +389,22 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                     {{"QCONST", qconst},
                      {"LANE", kernels_for(t).lane},
                      {"ROWS", std::to_string(rows)},
-                     {"WARPS", std::to_string(warps)}}};
+                     {"WARPS", std::to_string(warps)},
+                     {"NORM", fuse_norm ? "true" : "false"},
+                     {"P_BIND", fuse_norm ? "4" : "3"},
+                     {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
+                                            "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
+                                          : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
+    if (fuse_norm) {
+      // g as vec4: a contiguous copy starting at a multiple of 4 elements.
+      Tensor gd = c.inputs[2];
+      if (!gd.is_contiguous() || gd.offset() % 4 != 0) gd = ctx.compact(gd);
+      d.args.push_back(ctx.arg(gd));
+      p.g_off4 = static_cast<uint32_t>(gd.offset() / 4);
+      const float eps = static_cast<float>(c.attrs.eps);
+      std::memcpy(&p.eps_bits, &eps, sizeof eps);
+      g_last_matvec_norm = true;
+    }
     if (staged.ok) {
       v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
       v.defines.push_back({"UNROLL", std::to_string(staged.unroll)});
@@ -422,6 +466,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
 // qmatmul_t launch ("" before any); the staged kernel falls back silently where rows are not
 // 16-byte aligned, the xstat kernel where K has too many steps. Not declared in a header: the tests declare it.
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
+bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

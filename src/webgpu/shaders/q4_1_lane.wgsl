@@ -18,10 +18,10 @@ struct LaneX {
 fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
   let lo = x4 + (b * QK + part * PART) / 4u;
   let hi = lo + QK / 2u / 4u;
-  let a = x[lo];
-  let c = x[lo + 1u];
-  let e = x[hi];
-  let f = x[hi + 1u];
+  let a = xload(lo);
+  let c = xload(lo + 1u);
+  let e = xload(hi);
+  let f = xload(hi + 1u);
   return LaneX(a, c, e, f, dot(a + c + e + f, vec4<f32>(1.0)));
 }
 

@@ -21,10 +21,10 @@ fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
   let l0 = 8u * (part % 4u);
   let lo = x4 + (b * QK + 2u * Q_SUB * c + l0) / 4u;
   let hi = lo + Q_SUB / 4u;
-  let a = x[lo];
-  let e = x[lo + 1u];
-  let f = x[hi];
-  let g = x[hi + 1u];
+  let a = xload(lo);
+  let e = xload(lo + 1u);
+  let f = xload(hi);
+  let g = xload(hi + 1u);
   let one = vec4<f32>(1.0);
   return LaneX(a, e, f, g, dot(a + e, one), dot(f + g, one));
 }

@@ -19,10 +19,10 @@ fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
   let h = part / 8u;
   let l0 = 4u * (part % 8u);
   let xi = x4 + (b * QK + 128u * h + l0) / 4u;  // quarter t at xi + 8t
-  let a = x[xi];
-  let c = x[xi + 8u];
-  let e = x[xi + 16u];
-  let f = x[xi + 24u];
+  let a = xload(xi);
+  let c = xload(xi + 8u);
+  let e = xload(xi + 16u);
+  let f = xload(xi + 24u);
   let one = vec4<f32>(1.0);
   return LaneX(a, c, e, f, vec4<f32>(dot(a, one), dot(c, one), dot(e, one), dot(f, one)));
 }

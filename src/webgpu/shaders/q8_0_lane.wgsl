@@ -14,7 +14,7 @@ struct LaneX {
 
 fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
   let xi = x4 + (b * QK + part * PART) / 4u;
-  return LaneX(x[xi], x[xi + 1u], x[xi + 2u], x[xi + 3u]);
+  return LaneX(xload(xi), xload(xi + 1u), xload(xi + 2u), xload(xi + 3u));
 }
 
 fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {

@@ -12,15 +12,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let warp = lid / LANES;
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
+  xrow = g.x * (params.k / 4u);
   // Called by every invocation, rows or not: the staged source has barriers inside.
   let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
-  for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = acc[r]; }
+  for (var r = 0u; r < NR; r = r + 1u) { red[r * WG + lid] = lane_sum(acc, r); }
   workgroupBarrier();
   for (var h = LANES / 2u; h > 0u; h = h >> 1u) {
     if (lane < h) {
-      for (var r = 0u; r < ROWS; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
+      for (var r = 0u; r < NR; r = r + 1u) { red[r * WG + lid] = red[r * WG + lid] + red[r * WG + lid + h]; }
     }
     workgroupBarrier();
   }
-  if (lane < rows.y) { y[g.x * params.n + rows.x + lane] = red[lane * WG + warp * LANES]; }
+  if (lane < rows.y) {
+    let sc = out_scale(red[(NR - 1u) * WG + warp * LANES]);
+    y[g.x * params.n + rows.x + lane] = red[lane * WG + warp * LANES] * sc;
+  }
 }

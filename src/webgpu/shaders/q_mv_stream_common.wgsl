@@ -22,16 +22,25 @@
 // fn lane_x(x4_base, block, part) -> LaneX and fn lane_dot(block_byte_off, part, LaneX) -> f32),
 // SOURCE (q_mv_stream_direct or q_mv_stream_staged, which may need defines of its own).
 // Bindings: x (as vec4; K is a multiple of 32), the weights (binding 1, declared by SOURCE),
-// y, params.
+// y[, g], params.
+// NORM (rms_norm_qmatmul_t): x is RMS-normalized on the way in. The lane parts partition each
+// block's values, so every x value of a row is loaded (xload) by exactly one lane of each warp:
+// xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
+// warp's lanes are reduced along with the row sums, and the stored sums are scaled by
+// 1 / sqrt(sum / K + eps). Defines NORM, G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
 struct Params {
   m: u32,
   n: u32,
   k: u32,
   row_bytes: u32,
+  g_off4: u32,    // NORM: g's offset in vec4 units
+  eps_bits: u32,  // NORM: eps as f32 bits
+  pad0: u32,
+  pad1: u32,
 };
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding({{P_BIND}}) var<uniform> params: Params;  // 3, or 4 after g
 
 #include "q_bytes"
 
@@ -41,8 +50,31 @@ const WARPS: u32 = {{WARPS}}u;
 const WG: u32 = LANES * WARPS;
 const GROUP_ROWS: u32 = ROWS * WARPS;
 const UNROLL: u32 = {{UNROLL}}u;
+const NORM: bool = {{NORM}};
+const NR: u32 = select(ROWS, ROWS + 1u, NORM);  // reduced sums per lane: the rows, then ssq
 // One partial sum per (row r, invocation), row-major: red[r * WG + lid].
-var<workgroup> red: array<f32, ROWS * WG>;
+var<workgroup> red: array<f32, NR * WG>;
+{{G_DECL}}
+
+var<private> ssq: f32;   // NORM: this lane's sum of squares of the x values it loaded
+var<private> xrow: u32;  // vec4 index of the current x row (g is indexed from it)
+fn xload(i: u32) -> vec4<f32> {
+  let v = x[i];
+  if (NORM) {
+    ssq = ssq + dot(v, v);
+    return v * gload(params.g_off4 + i - xrow);
+  }
+  return v;
+}
+// Sum r (< NR) of this lane: a row's partial, or ssq.
+fn lane_sum(acc: array<f32, ROWS>, r: u32) -> f32 {
+  return select(ssq, acc[min(r, ROWS - 1u)], r < ROWS);
+}
+// The factor of a warp's stored sums, from the warp's reduced ssq.
+fn out_scale(sq: f32) -> f32 {
+  if (NORM) { return inverseSqrt(sq / f32(params.k) + bitcast<f32>(params.eps_bits)); }
+  return 1.0;
+}
 
 #include "{{LANE}}"
 

@@ -18,17 +18,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let warp = lid / LANES;
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
+  xrow = g.x * (params.k / 4u);
   // Called by every invocation, rows or not: the staged source has barriers inside.
   let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
-  for (var r = 0u; r < ROWS; r = r + 1u) {
-    let t = subgroupAdd(acc[r]);
+  for (var r = 0u; r < NR; r = r + 1u) {
+    let t = subgroupAdd(lane_sum(acc, r));
     if (sid == 0u) { red[r * WG + lid] = t; }
   }
   workgroupBarrier();
   if (lane < rows.y) {
     let base = lane * WG + warp * LANES;
     var s = 0.0;
-    for (var i = 0u; i < LANES; i = i + sgs) { s = s + red[base + i]; }
-    y[g.x * params.n + rows.x + lane] = s;
+    var sq = 0.0;
+    for (var i = 0u; i < LANES; i = i + sgs) {
+      s = s + red[base + i];
+      if (NORM) { sq = sq + red[ROWS * WG + warp * LANES + i]; }
+    }
+    y[g.x * params.n + rows.x + lane] = s * out_scale(sq);
   }
 }

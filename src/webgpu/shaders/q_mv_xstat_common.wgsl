@@ -34,6 +34,9 @@ const RB: u32 = {{RB}}u;
 const NBATCH: u32 = (GROUP_ROWS + RB - 1u) / RB;
 const NB: u32 = {{NB}}u;
 
+// The q*_lane parts load x through xload (the streaming kernel's may transform it).
+fn xload(i: u32) -> vec4<f32> { return x[i]; }
+
 #include "{{LANE}}"
 
 const STRIDE: u32 = LANES / SLOTS;                  // blocks per step
