@@ -572,6 +572,17 @@ TEST(WebGpuMatmul, AddmmFusedAndUnfused) {
   EXPECT_THROW(addmm_t(rand_normal({2, 3}, 3, 0.0, 1.0, DType::F16), a, w), Error);
 }
 
+// |got - want| <= rel * (1 + max |want|) everywhere, and no NaN.
+void expect_near_scaled(const std::vector<float>& got, const std::vector<float>& want, double rel, const std::string& via) {
+  ASSERT_EQ(got.size(), want.size());
+  double scale = 0;
+  for (float f : want) scale = std::max(scale, static_cast<double>(std::fabs(f)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_FALSE(std::isnan(got[i])) << i << " via " << via;
+    EXPECT_NEAR(got[i], want[i], rel * (1 + scale)) << i << " via " << via;
+  }
+}
+
 // rms_norm_matmul_t against the CPU reference (rms_norm then matmul_t): fused into the vector
 // gemv for f32 x with M <= 4 (with and without an f16 weight, K with a tail of the 8-wide
 // loads, several staging chunks, rows of B not a multiple of the workgroup's), unfused for
@@ -615,11 +626,7 @@ TEST(WebGpuMatmul, RmsNormMatmulFusedAndUnfused) {
     const auto got = cast(rms_norm_matmul_t(x.to(d), g.to(d), wd, 1e-5).cpu(), DType::F32).to_vector<float>();
     const std::string v = webgpu::matmul_last_variant();
     EXPECT_EQ(has(v, " +norm"), c.fused) << v;
-    ASSERT_EQ(got.size(), want.size());
-    double scale = 0;
-    for (float f : want) scale = std::max(scale, static_cast<double>(std::fabs(f)));
-    const double tol = (c.xdt == DType::F16 ? 2e-2 : 2e-5) * (1 + scale);
-    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << i << " via " << v;
+    expect_near_scaled(got, want, c.xdt == DType::F16 ? 2e-2 : 2e-5, v);
   }
   Runtime::get().set_policy(saved);
   // The rows of x and a non-unit-stride weight g also go through the fused kernel on the device
@@ -683,14 +690,7 @@ TEST(WebGpuMatmul, SiluMulMatmulFusedAndUnfused) {
     const auto got = cast(y.cpu(), DType::F32).to_vector<float>();
     const std::string v = webgpu::matmul_last_variant();
     EXPECT_EQ(has(v, " +silu_mul"), c.fused) << v;
-    ASSERT_EQ(got.size(), want.size());
-    double scale = 0;
-    for (float f : want) scale = std::max(scale, static_cast<double>(std::fabs(f)));
-    const double tol = (c.dt == DType::F16 ? 2e-2 : 2e-5) * (1 + scale);
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_FALSE(std::isnan(got[i])) << i;
-      EXPECT_NEAR(got[i], want[i], tol) << i << " via " << v;
-    }
+    expect_near_scaled(got, want, c.dt == DType::F16 ? 2e-2 : 2e-5, v);
   }
   Runtime::get().set_policy(saved);
 }
