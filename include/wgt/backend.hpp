@@ -64,6 +64,13 @@ struct OpCall {
   std::vector<std::pair<Shape, DType>> out_specs;
 };
 
+// Splitting a call with a prologue (attrs.prologue != None; its operand is the last input)
+// into two ops, for backends that do not fuse it (src/ops/prologue.cpp): the RMSNorm /
+// SiluMul call on inputs[0] writing `out` (shape and dtype of inputs[0]), and the call itself
+// on the transformed first operand, without the prologue.
+OpCall prologue_call(const OpCall& call, Tensor out);
+OpCall without_prologue(const OpCall& call, Tensor transformed);
+
 struct Support {
   bool ok = true;
   std::string reason;  // why not, when !ok

@@ -97,6 +97,13 @@ class Context {
   // that take the operand's offset as a parameter (a row slice of a fused projection output
   // then needs no copy).
   Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : compact(t); }
+  // For a launcher that does not fuse a call's prologue: runs the prologue op into a scratch
+  // tensor and returns the call without it, on that result.
+  OpCall run_prologue(const OpCall& call) {
+    OpCall pc = prologue_call(call, scratch(call.inputs[0].shape(), call.inputs[0].dtype()));
+    run_op(pc);
+    return without_prologue(call, pc.outputs[0]);
+  }
 
   // Identity of the runtime instance that owns this context's buffers (DeviceBackend::domain()).
   virtual uint64_t buffer_domain() const = 0;

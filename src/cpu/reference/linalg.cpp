@@ -7,18 +7,9 @@ namespace wgt::cpu_ref {
 
 OpCall split_matmul_prologue(const OpCall& call, void (*run)(OpCall&)) {
   const Tensor& a = call.inputs[0];
-  const bool norm = call.attrs.prologue == OpAttrs::Prologue::RmsNorm;
-  OpCall pc{norm ? OpKind::RMSNorm : OpKind::SiluMul, norm ? "rms_norm" : "silu_mul", {a, call.inputs.back()},
-            {Tensor::empty(a.shape(), a.dtype())}, {}};
-  pc.attrs.has_weight = norm;
-  pc.attrs.eps = call.attrs.eps;
-  pc.attrs.axis = a.dim() - 1;
+  OpCall pc = prologue_call(call, Tensor::empty(a.shape(), a.dtype()));
   run(pc);
-  OpCall inner = call;
-  inner.inputs[0] = pc.outputs[0];
-  inner.inputs.pop_back();
-  inner.attrs.prologue = OpAttrs::Prologue::None;
-  return inner;
+  return without_prologue(call, pc.outputs[0]);
 }
 
 void run_matmul(OpCall& call) {

@@ -458,18 +458,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
     fuse_p = A.t.storage() == call.inputs[0].storage() && A.t.offset() == call.inputs[0].offset() &&
              pro_t->strides() == A.t.strides() && pro_t->storage() != nullptr;
   if (pro_t && !fuse_p) {
-    const Tensor& a0 = call.inputs[0];
-    const bool norm = pro == OpAttrs::Prologue::RmsNorm;
-    OpCall pc{norm ? OpKind::RMSNorm : OpKind::SiluMul, norm ? "rms_norm" : "silu_mul", {a0, *pro_t},
-              {ctx.scratch(a0.shape(), a0.dtype())}, {}};
-    pc.attrs.has_weight = norm;
-    pc.attrs.eps = call.attrs.eps;
-    pc.attrs.axis = a0.dim() - 1;
-    ctx.run_op(pc);
-    OpCall plain = call;
-    plain.inputs[0] = pc.outputs[0];
-    plain.inputs.pop_back();
-    plain.attrs.prologue = OpAttrs::Prologue::None;
+    OpCall plain = ctx.run_prologue(call);
     launch_matmul(ctx, plain);
     return;
   }
@@ -594,7 +583,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
   if (fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
   if (fuse_p && pro == OpAttrs::Prologue::RmsNorm) {
-    const Tensor gd = pro_t->strides()[0] == 1 || pro_t->size(0) <= 1 ? *pro_t : ctx.compact(*pro_t);
+    const Tensor gd = ctx.dense(*pro_t);
     args.push_back(ctx.arg(gd));
     base.g_off = static_cast<uint32_t>(gd.offset());
     const float eps = static_cast<float>(call.attrs.eps);

@@ -336,15 +336,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   const bool fuse_norm = norm && c.inputs[0].size(0) <= kMatvecMaxM &&
                          (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged);
   if (norm && !fuse_norm) {
-    const Tensor& x0 = c.inputs[0];
-    OpCall pc{OpKind::RMSNorm, "rms_norm", {x0, c.inputs[2]}, {ctx.scratch(x0.shape(), x0.dtype())}, {}};
-    pc.attrs.has_weight = true;
-    pc.attrs.eps = c.attrs.eps;
-    pc.attrs.axis = 1;
-    ctx.run_op(pc);
-    OpCall plain = c;
-    plain.inputs = {pc.outputs[0], c.inputs[1]};
-    plain.attrs.prologue = OpAttrs::Prologue::None;
+    OpCall plain = ctx.run_prologue(c);
     launch_qmatmul(ctx, plain);
     return;
   }
