@@ -10,6 +10,7 @@
 #include <array>
 #include <random>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 
 #include "quant/blocks.hpp"
@@ -108,14 +109,20 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     ASSERT_TRUE(yg.device().is_webgpu());
     ASSERT_EQ(yg.shape(), (Shape{M, N}));
     const auto got = yg.cpu().to_vector<float>();
-    // Scale of the rounding error: the typical output magnitude (x ~ N(0,1), w ~ N(0,0.05):
-    // |y| ~ 0.05 sqrt(K)), not max|y| alone, which cancellation can make tiny when N is 1
-    // (seen on the H200: |y| = 0.011 for K = 10240, error 2.5e-6 from f32 summation order).
+    expect_matches_cpu(got, want, K,
+                       std::string(qtype_name(t)) + " " + variant + " M=" + std::to_string(M) + " N=" + std::to_string(N));
+  }
+  // A device result against the CPU's for weights from qrand and x ~ N(0, 1). Scale of the
+  // rounding error: the typical output magnitude (w ~ N(0,0.05): |y| ~ 0.05 sqrt(K)), not
+  // max|y| alone, which cancellation can make tiny when N is 1 (seen on the H200: |y| = 0.011
+  // for K = 10240, error 2.5e-6 from f32 summation order).
+  static void expect_matches_cpu(const std::vector<float>& got, const std::vector<float>& want, int64_t K,
+                                 const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
     double scale = 0.05 * std::sqrt(double(K));
     for (float v : want) scale = std::max(scale, std::fabs(double(v)));
     for (size_t i = 0; i < want.size(); ++i)
-      ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
-          << qtype_name(t) << " " << variant << " M=" << M << " N=" << N << " K=" << K << " i=" << i;
+      ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256)) << what << " K=" << K << " i=" << i;
   }
 };
 
@@ -158,12 +165,7 @@ TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
       const auto want = qmatmul_t(rms_norm(x, g, 1e-5), w).to_vector<float>();
       const auto got = rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5).cpu().to_vector<float>();
       if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.fused) << c.kernel << " " << qtype_name(t);
-      ASSERT_EQ(got.size(), want.size());
-      double scale = 0.05 * std::sqrt(double(K));
-      for (float v : want) scale = std::max(scale, std::fabs(double(v)));
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256))
-            << qtype_name(t) << " " << c.kernel << " M=" << c.M << " i=" << i;
+      expect_matches_cpu(got, want, K, std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M));
     }
   }
   // f16 x: the norm runs as its own op (f16 rounding of the normalized x), the same on the CPU.
@@ -203,6 +205,15 @@ void expect_env_error(const char* var) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
     EXPECT_NE(e.message().find(var), std::string::npos) << e.message();
   }
+}
+
+// Each of `values` in `var` is an InvalidArgument naming it; `var` unset afterwards.
+void expect_env_errors(const char* var, std::initializer_list<const char*> values) {
+  for (const char* v : values) {
+    setenv(var, v, 1);
+    expect_env_error(var);
+  }
+  unsetenv(var);
 }
 
 // The streaming matvec (every format; warps of 32 lanes, ROWS weight rows per warp): K = one
@@ -470,40 +481,17 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   setenv("WGT_QMATVEC_KERNEL", "fast", 1);
   expect_env_error("WGT_QMATVEC_KERNEL");
   unsetenv("WGT_QMATVEC_KERNEL");
-  for (const char* rows : {"0", "9", "2x"}) {
-    setenv("WGT_QMATVEC_ROWS", rows, 1);
-    expect_env_error("WGT_QMATVEC_ROWS");
-  }
-  unsetenv("WGT_QMATVEC_ROWS");
-  for (const char* u : {"0", "3", "16", "x"}) {
-    setenv("WGT_QMATVEC_UNROLL", u, 1);
-    expect_env_error("WGT_QMATVEC_UNROLL");
-  }
-  unsetenv("WGT_QMATVEC_UNROLL");
-  for (const char* wp : {"0", "9", "-1", "4 "}) {
-    setenv("WGT_QMATVEC_WARPS", wp, 1);
-    expect_env_error("WGT_QMATVEC_WARPS");
-  }
-  unsetenv("WGT_QMATVEC_WARPS");
+  expect_env_errors("WGT_QMATVEC_ROWS", {"0", "9", "2x"});
+  expect_env_errors("WGT_QMATVEC_UNROLL", {"0", "3", "16", "x"});
+  expect_env_errors("WGT_QMATVEC_WARPS", {"0", "9", "-1", "4 "});
   setenv("WGT_QMATVEC_KERNEL", "xstat", 1);  // the xstat knobs belong to the xstat kernel
-  for (const char* r : {"0", "65", "x", "16 "}) {
-    setenv("WGT_QMATVEC_XSTAT_ROWS", r, 1);
-    expect_env_error("WGT_QMATVEC_XSTAT_ROWS");
-  }
-  unsetenv("WGT_QMATVEC_XSTAT_ROWS");
-  for (const char* b : {"0", "9", "1.5"}) {
-    setenv("WGT_QMATVEC_XSTAT_BATCH", b, 1);
-    expect_env_error("WGT_QMATVEC_XSTAT_BATCH");
-  }
-  unsetenv("WGT_QMATVEC_XSTAT_BATCH");
+  expect_env_errors("WGT_QMATVEC_XSTAT_ROWS", {"0", "65", "x", "16 "});
+  expect_env_errors("WGT_QMATVEC_XSTAT_BATCH", {"0", "9", "1.5"});
   setenv("WGT_QMATVEC_WARPS", "9", 1);
   expect_env_error("WGT_QMATVEC_WARPS");
   unsetenv("WGT_QMATVEC_WARPS");
   setenv("WGT_QMATVEC_KERNEL", "staged", 1);  // the staging knobs below belong to the staged kernel
-  for (const char* nb : {"0", "3", "x"}) {
-    setenv("WGT_QMATVEC_STAGE_BUFFERS", nb, 1);
-    expect_env_error("WGT_QMATVEC_STAGE_BUFFERS");
-  }
+  expect_env_errors("WGT_QMATVEC_STAGE_BUFFERS", {"0", "3", "x"});
   // Two buffers of 8 warps x 8 rows x 128 Q8_0 blocks (557 KB) fit no device: Unsupported,
   // naming the knob, instead of a silent fallback the user did not ask for.
   setenv("WGT_QMATVEC_STAGE_BUFFERS", "2", 1);
