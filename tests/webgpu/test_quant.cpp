@@ -602,6 +602,76 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
   }
 }
 
+// The 8-bit-x matvec (WGT_QMATVEC_KERNEL=i8) rounds x to 8 bits per group of 16 values, so
+// it is checked against the exact product under the bound of that rounding: each x value moves
+// by at most max|x of its group| / 254, so |y_i8 - y| <= sum_k |w[n, k]| * amax(group of k) / 254,
+// plus the f32 summation tolerance of the other kernels. Q4_0 and Q8_0 (the formats with an
+// i8 part; the others run the float kernel, also checked), M = 1..3, odd N, K of 9 blocks and
+// K past one 4096-element chunk with a tail, x values up to 1e3, and the fused RMSNorm.
+TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
+  const Device d = Device::webgpu();
+  setenv("WGT_QMATVEC_KERNEL", "i8", 1);
+  struct Case {
+    int64_t M, N, K;
+    float xscale;
+    bool norm;
+    const char* subgroups;
+  };
+  for (QType t : kStream)
+    for (Case c : {Case{1, 37, 288, 1.f, false, "on"}, Case{3, 5, 4096 + 288, 1e3f, false, "off"},
+                   Case{1, 131, 4096 + 288, 1.f, true, "on"}, Case{2, 6, 288, 1.f, true, "off"}}) {
+      if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
+      setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+      const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
+                               (c.norm ? " norm" : "");
+      const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
+      const Tensor x = Tensor::from_vector(randn(c.M * c.K, 31, c.xscale), {c.M, c.K});
+      const Tensor g = Tensor::from_vector(randn(c.K, 32, 1.f), {c.K});
+      const Tensor xin = c.norm ? rms_norm(x, g, 1e-5) : x;  // what the kernel quantizes
+      const auto want = qmatmul_t(xin, w).to_vector<float>();
+      const Tensor y = c.norm ? rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5) : qmatmul_t(x.to(d), w.to(d));
+      const auto got = y.cpu().to_vector<float>();
+      const bool has_i8 = t == QType::Q4_0 || t == QType::Q8_0;
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), has_i8 ? "i8" : "stream") << what;
+      EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.norm) << what;
+      if (!has_i8) {
+        expect_matches_cpu(got, want, c.K, what);
+        continue;
+      }
+      const auto wf = dequantize(w).to_vector<float>();
+      const auto xv = xin.to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      double scale = 0.05 * std::sqrt(double(c.K));
+      for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t n = 0; n < c.N; ++n) {
+          double bound = 0;
+          for (int64_t g0 = 0; g0 < c.K; g0 += 16) {
+            double amax = 0, wsum = 0;
+            for (int64_t k = g0; k < g0 + 16; ++k) {
+              amax = std::max(amax, std::fabs(double(xv[m * c.K + k])));
+              wsum += std::fabs(double(wf[n * c.K + k]));
+            }
+            bound += wsum * amax / 254;
+          }
+          const size_t i = static_cast<size_t>(m * c.N + n);
+          ASSERT_NEAR(got[i], want[i], 1.001 * bound + 2e-5 * scale * std::sqrt(double(c.K) / 256))
+              << what << " n=" << n;
+        }
+    }
+  // A corrupt (NaN / inf) scale stays in its row.
+  for (QType t : {QType::Q4_0, QType::Q8_0}) {
+    const int64_t N = 5, K = 64, bad = 2;
+    const QTensor clean = qrand(t, N, K, 78);
+    std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
+    const uint16_t nan_bits = 0x7E00;
+    std::memcpy(raw.data() + bad * (raw.size() / N) + d_offset(t), &nan_bits, 2);
+    const QTensor w = QTensor::from_bytes(t, N, K, raw.data(), raw.size());
+    const auto got = qmatmul_t(Tensor::from_vector(randn(K, 10, 1.f), {1, K}).to(d), w.to(d)).cpu().to_vector<float>();
+    for (int64_t n = 0; n < N; ++n) EXPECT_EQ(std::isfinite(got[n]), n != bad) << qtype_name(t) << " n=" << n;
+  }
+}
+
 TEST_F(QuantWebGPU, TypedErrors) {
   const QTensor w = qrand(QType::Q6_K, 3, 256, 1).to(Device::webgpu());
   auto expect_kind = [](ErrorKind k, const char* op, auto&& f) {

@@ -39,17 +39,18 @@ struct QKernels {
   const char* dot;
   const char* decode;
   const char* lane;
+  const char* i8;  // the 8-bit-x matvec part (q*_i8), nullptr where the format has none
 };
 QKernels kernels_for(QType t) {
   switch (t) {
-    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane"};
-    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane"};
-    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane"};
-    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane"};
-    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane"};
-    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane"};
+    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8"};
+    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8"};
+    case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane", nullptr};
+    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane", nullptr};
+    case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane", nullptr};
+    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane", nullptr};
   }
-  return {nullptr, nullptr, nullptr};
+  return {nullptr, nullptr, nullptr, nullptr};
 }
 
 // Mirrors `struct Params` of shaders/q_dequant.wgsl.
@@ -165,24 +166,26 @@ constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wg
 // `stream`; slower on the H200, BENCHMARKS.md run 7), `xstat` (q_mv_xstat[_sg]: x held in
 // registers while the workgroup sweeps its rows, where K fits, else `stream`) or `items`
 // (q_matvec[_sg], one block per invocation), so that all of them can be compared on the same
-// build.
-enum class MatvecKernel { Staged, Stream, Xstat, Items };
+// build; `i8` (the streaming matvec with x quantized to 8 bits per 16 values and packed
+// integer dot products, q_mv_stream_i8; formats with a q*_i8 part, else `stream`).
+enum class MatvecKernel { Staged, Stream, Xstat, Items, I8 };
 const char* matvec_kernel_name(MatvecKernel k) {
   switch (k) {
     case MatvecKernel::Staged: return "staged";
     case MatvecKernel::Stream: return "stream";
     case MatvecKernel::Xstat: return "xstat";
     case MatvecKernel::Items: return "items";
+    case MatvecKernel::I8: return "i8";
   }
   return "?";
 }
 MatvecKernel requested_matvec_kernel() {
   const char* v = std::getenv("WGT_QMATVEC_KERNEL");
   if (!v || !*v) return MatvecKernel::Stream;
-  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items})
+  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items, MatvecKernel::I8})
     if (std::string(v) == matvec_kernel_name(k)) return k;
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
-              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream, xstat or items");
+              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream, xstat, i8 or items");
 }
 
 // Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallbacks from `staged` and
@@ -285,6 +288,20 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
   return p;
 }
 
+// x elements per chunk of the 8-bit-x matvec (q_mv_stream_i8): the largest power of two up to
+// 4096 whose staging (1 code byte + 0.5 bytes of scales per element) fits the workgroup memory
+// next to the common reduction array (ROWS + NORM sums per invocation) and, with NORM, the
+// ssq re-spread array.
+uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm) {
+  const uint64_t wg = uint64_t{warps} * kStreamLanes;
+  const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
+  const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
+  for (uint32_t kc = 4096; kc >= 32; kc /= 2)
+    if (fixed + kc + kc / 16 * 8 <= limit) return kc;
+  throw_error(ErrorKind::Unsupported, "qmatmul_t",
+              "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
+}
+
 // The x-stationary matvec (q_mv_xstat[_sg]). A step is 32 / SLOTS blocks = 512 elements in
 // every format, so a row of K has ceil(K / 512) steps: K = 4096 -> 8, 11008 -> 22 (the last
 // half), 14336 -> 28. Each warp holds the x slices of at most kXstatMaxSteps steps in
@@ -334,7 +351,8 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
   const MatvecKernel want_kernel = requested_matvec_kernel();
   const bool fuse_norm = norm && c.inputs[0].size(0) <= kMatvecMaxM &&
-                         (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged);
+                         (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
+                          want_kernel == MatvecKernel::I8);
   if (norm && !fuse_norm) {
     OpCall plain = ctx.run_prologue(c);
     launch_qmatmul(ctx, plain);
@@ -377,9 +395,10 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const uint32_t warps = stream_warps(ctx);
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
+    const uint32_t i8_kc = want == MatvecKernel::I8 && kernels_for(t).i8 ? i8_chunk(ctx, rows, warps, fuse_norm) : 0;
     ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
                     {{"QCONST", qconst},
-                     {"LANE", kernels_for(t).lane},
+                     {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
                      {"ROWS", std::to_string(rows)},
                      {"WARPS", std::to_string(warps)},
                      {"NORM", fuse_norm ? "true" : "false"},
@@ -397,7 +416,11 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       std::memcpy(&p.eps_bits, &eps, sizeof eps);
       g_last_matvec_norm = true;
     }
-    if (staged.ok) {
+    if (i8_kc) {
+      v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
+      v.defines.push_back({"KC", std::to_string(i8_kc)});
+      v.defines.push_back({"UNROLL", "1"});
+    } else if (staged.ok) {
       v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
       v.defines.push_back({"UNROLL", std::to_string(staged.unroll)});
       v.defines.push_back({"NBUF", std::to_string(staged.nbuf)});
@@ -406,7 +429,8 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       v.defines.push_back({"UNROLL", std::to_string(stream_unroll(kStreamUnroll))});
     }
     d.pipeline = ctx.pipeline(v);
-    g_last_matvec_kernel = matvec_kernel_name(staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
+    g_last_matvec_kernel =
+        matvec_kernel_name(i8_kc ? MatvecKernel::I8 : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
     const uint64_t group_rows = uint64_t{warps} * rows;
     auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));

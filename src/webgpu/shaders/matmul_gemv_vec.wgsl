@@ -53,6 +53,8 @@ fn gld(i: u32) -> f32 { {{GLD}} }
 var<workgroup> xs: array<vec4<f32>, MR * KC4>;
 var<workgroup> red: array<f32, WG>;
 var<workgroup> rinv: array<f32, MR>;  // NORM: 1 / rms of each A row
+const NS: u32 = min(WG, 16u);  // NORM: first-level summers (WG is a power of two)
+var<workgroup> red2: array<f32, NS>;
 
 fn out_scale(m: u32) -> f32 {
   if (NORM) { return rinv[m]; }
@@ -94,7 +96,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
       }
       if (NORM) {
-        ssq[q / KC4] += dot(v, v);
+        let sq = dot(v, v);
+        for (var m = 0u; m < MR; m++) {  // constant indices: ssq stays in registers
+          if (q / KC4 == m) { ssq[m] += sq; }
+        }
         var gv = vec4<f32>();
         for (var j = 0u; j < 4u; j++) {
           if (kq + j < p.K) { gv[j] = gld(kq + j); }
@@ -147,15 +152,23 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
 
   if (NORM) {  // each A row's sum of squares over the workgroup, then 1 / rms into rinv
+    // Two levels, three barriers per row: NS invocations each add WG / NS partials, then the
+    // first NS invocations' sums are added (the same order in every workgroup).
     for (var m = 0u; m < MR; m++) {
       workgroupBarrier();
       red[lid] = ssq[m];
       workgroupBarrier();
-      for (var w = WG / 2u; w > 0u; w /= 2u) {
-        if (lid < w) { red[lid] += red[lid + w]; }
-        workgroupBarrier();
+      if (lid < NS) {
+        var t = 0.0;
+        for (var j = 0u; j < WG / NS; j++) { t += red[lid * (WG / NS) + j]; }
+        red2[lid] = t;
       }
-      if (lid == 0u) { rinv[m] = inverseSqrt(red[0] / f32(p.K) + bitcast<f32>(p.eps_bits)); }
+      workgroupBarrier();
+      if (lid == 0u) {
+        var t = 0.0;
+        for (var j = 0u; j < NS; j++) { t += red2[j]; }
+        rinv[m] = inverseSqrt(t / f32(p.K) + bitcast<f32>(p.eps_bits));
+      }
     }
     workgroupBarrier();
   }

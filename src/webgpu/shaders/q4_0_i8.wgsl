@@ -1,0 +1,22 @@
+// Q4_0 part of the 8-bit-x streaming matvec (q_mv_stream_i8): one lane per 18-byte block,
+// read as the 5 words from its first byte's word on (d in the low or high half of the first,
+// the 16 code bytes realigned branch-free). Low nibbles are elements 0..15, high nibbles
+// 16..31, i.e. x groups 2b and 2b + 1; the zero point 8 enters through the groups' code sums:
+// d * sum_g dx_g * (sum q*xq - 8 * sum xq).
+fn i8_dot(blk: u32, b: u32) -> f32 {
+  let i = blk >> 2u;
+  let w0 = w[i];
+  let a = vec4<u32>(w[i + 1u], w[i + 2u], w[i + 3u], w[i + 4u]);
+  let odd = (blk & 2u) != 0u;
+  let c = select((vec4<u32>(w0, a.xyz) >> vec4<u32>(16u)) | (a << vec4<u32>(16u)), a, odd);
+  let d = unpack2x16float(select(w0, w0 >> 16u, odd) & 0xFFFFu).x;
+  let lo = c & vec4<u32>(0x0F0F0F0Fu);
+  let hi = (c >> vec4<u32>(4u)) & vec4<u32>(0x0F0F0F0Fu);
+  let x0 = xq[2u * b];
+  let x1 = xq[2u * b + 1u];
+  let s0 = dot4I8Packed(lo.x, x0.x) + dot4I8Packed(lo.y, x0.y) + dot4I8Packed(lo.z, x0.z) + dot4I8Packed(lo.w, x0.w);
+  let s1 = dot4I8Packed(hi.x, x1.x) + dot4I8Packed(hi.y, x1.y) + dot4I8Packed(hi.z, x1.z) + dot4I8Packed(hi.w, x1.w);
+  let d0 = xd[2u * b];
+  let d1 = xd[2u * b + 1u];
+  return d * (d0.x * f32(s0) + d1.x * f32(s1) - f32(Q_ZERO) * (d0.y + d1.y));
+}

@@ -1,0 +1,19 @@
+// Q8_0 part of the 8-bit-x streaming matvec (q_mv_stream_i8): one lane per 34-byte block,
+// read as the 9 words from its first byte's word on (d in the low or high half of the first,
+// the 32 int8 codes realigned branch-free): d * sum_g dx_g * sum q*xq over x groups 2b, 2b + 1.
+fn i8_dot(blk: u32, b: u32) -> f32 {
+  let i = blk >> 2u;
+  let w0 = w[i];
+  let a = vec4<u32>(w[i + 1u], w[i + 2u], w[i + 3u], w[i + 4u]);
+  let e = vec4<u32>(w[i + 5u], w[i + 6u], w[i + 7u], w[i + 8u]);
+  let odd = (blk & 2u) != 0u;
+  let sh = vec4<u32>(16u);
+  let c0 = select((vec4<u32>(w0, a.xyz) >> sh) | (a << sh), a, odd);
+  let c1 = select((vec4<u32>(a.w, e.xyz) >> sh) | (e << sh), e, odd);
+  let d = unpack2x16float(select(w0, w0 >> 16u, odd) & 0xFFFFu).x;
+  let x0 = xq[2u * b];
+  let x1 = xq[2u * b + 1u];
+  let s0 = dot4I8Packed(c0.x, x0.x) + dot4I8Packed(c0.y, x0.y) + dot4I8Packed(c0.z, x0.z) + dot4I8Packed(c0.w, x0.w);
+  let s1 = dot4I8Packed(c1.x, x1.x) + dot4I8Packed(c1.y, x1.y) + dot4I8Packed(c1.z, x1.z) + dot4I8Packed(c1.w, x1.w);
+  return d * (xd[2u * b].x * f32(s0) + xd[2u * b + 1u].x * f32(s1));
+}
