@@ -605,9 +605,10 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
 // The 8-bit-x matvec (WGT_QMATVEC_KERNEL=i8) rounds x to 8 bits per group of 16 values, so
 // it is checked against the exact product under the bound of that rounding: each x value moves
 // by at most max|x of its group| / 254, so |y_i8 - y| <= sum_k |w[n, k]| * amax(group of k) / 254,
-// plus the f32 summation tolerance of the other kernels. Q4_0 and Q8_0 (the formats with an
-// i8 part; the others run the float kernel, also checked), M = 1..3, odd N, K of 9 blocks and
-// K past one 4096-element chunk with a tail, x values up to 1e3, and the fused RMSNorm.
+// plus the f32 summation tolerance of the other kernels. M = 1..3, odd N, K of 9 blocks (2
+// super-blocks) and K past one 4096-element chunk with a tail, x values up to 1e3, and the fused RMSNorm.
+// Formats with an i8 part: Q4_0, Q8_0, Q4_K, Q6_K; the others run the float kernel (checked
+// with the usual tolerance).
 TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   const Device d = Device::webgpu();
   setenv("WGT_QMATVEC_KERNEL", "i8", 1);
@@ -631,7 +632,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       const auto want = qmatmul_t(xin, w).to_vector<float>();
       const Tensor y = c.norm ? rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5) : qmatmul_t(x.to(d), w.to(d));
       const auto got = y.cpu().to_vector<float>();
-      const bool has_i8 = t == QType::Q4_0 || t == QType::Q8_0;
+      const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
       EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), has_i8 ? "i8" : "stream") << what;
       EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.norm) << what;
       if (!has_i8) {
@@ -660,8 +661,8 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
         }
     }
   // A corrupt (NaN / inf) scale stays in its row.
-  for (QType t : {QType::Q4_0, QType::Q8_0}) {
-    const int64_t N = 5, K = 64, bad = 2;
+  for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
+    const int64_t N = 5, K = qtype_info(t).block_elems * 2, bad = 2;
     const QTensor clean = qrand(t, N, K, 78);
     std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
     const uint16_t nan_bits = 0x7E00;

@@ -46,9 +46,9 @@ QKernels kernels_for(QType t) {
     case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8"};
     case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8"};
     case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane", nullptr};
-    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane", nullptr};
+    case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane", "q4_k_i8"};
     case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane", nullptr};
-    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane", nullptr};
+    case QType::Q6_K: return {"q6_k_dot", "q6_k_decode", "q6_k_lane", "q6_k_i8"};
   }
   return {nullptr, nullptr, nullptr, nullptr};
 }
@@ -296,7 +296,7 @@ uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm) 
   const uint64_t wg = uint64_t{warps} * kStreamLanes;
   const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
   const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
-  for (uint32_t kc = 4096; kc >= 32; kc /= 2)
+  for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size
     if (fixed + kc + kc / 16 * 8 <= limit) return kc;
   throw_error(ErrorKind::Unsupported, "qmatmul_t",
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");

@@ -3,7 +3,8 @@
 // the 16 code bytes realigned branch-free). Low nibbles are elements 0..15, high nibbles
 // 16..31, i.e. x groups 2b and 2b + 1; the zero point 8 enters through the groups' code sums:
 // d * sum_g dx_g * (sum q*xq - 8 * sum xq).
-fn i8_dot(blk: u32, b: u32) -> f32 {
+const I8_PARTS: u32 = 1u;
+fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;
   let w0 = w[i];
   let a = vec4<u32>(w[i + 1u], w[i + 2u], w[i + 3u], w[i + 4u]);
@@ -14,8 +15,8 @@ fn i8_dot(blk: u32, b: u32) -> f32 {
   let hi = (c >> vec4<u32>(4u)) & vec4<u32>(0x0F0F0F0Fu);
   let x0 = xq[2u * b];
   let x1 = xq[2u * b + 1u];
-  let s0 = dot4I8Packed(lo.x, x0.x) + dot4I8Packed(lo.y, x0.y) + dot4I8Packed(lo.z, x0.z) + dot4I8Packed(lo.w, x0.w);
-  let s1 = dot4I8Packed(hi.x, x1.x) + dot4I8Packed(hi.y, x1.y) + dot4I8Packed(hi.z, x1.z) + dot4I8Packed(hi.w, x1.w);
+  let s0 = dot16(lo, x0);
+  let s1 = dot16(hi, x1);
   let d0 = xd[2u * b];
   let d1 = xd[2u * b + 1u];
   return d * (d0.x * f32(s0) + d1.x * f32(s1) - f32(Q_ZERO) * (d0.y + d1.y));

@@ -1,7 +1,8 @@
 // Q8_0 part of the 8-bit-x streaming matvec (q_mv_stream_i8): one lane per 34-byte block,
 // read as the 9 words from its first byte's word on (d in the low or high half of the first,
 // the 32 int8 codes realigned branch-free): d * sum_g dx_g * sum q*xq over x groups 2b, 2b + 1.
-fn i8_dot(blk: u32, b: u32) -> f32 {
+const I8_PARTS: u32 = 1u;
+fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;
   let w0 = w[i];
   let a = vec4<u32>(w[i + 1u], w[i + 2u], w[i + 3u], w[i + 4u]);
@@ -13,7 +14,7 @@ fn i8_dot(blk: u32, b: u32) -> f32 {
   let d = unpack2x16float(select(w0, w0 >> 16u, odd) & 0xFFFFu).x;
   let x0 = xq[2u * b];
   let x1 = xq[2u * b + 1u];
-  let s0 = dot4I8Packed(c0.x, x0.x) + dot4I8Packed(c0.y, x0.y) + dot4I8Packed(c0.z, x0.z) + dot4I8Packed(c0.w, x0.w);
-  let s1 = dot4I8Packed(c1.x, x1.x) + dot4I8Packed(c1.y, x1.y) + dot4I8Packed(c1.z, x1.z) + dot4I8Packed(c1.w, x1.w);
+  let s0 = dot16(c0, x0);
+  let s1 = dot16(c1, x1);
   return d * (xd[2u * b].x * f32(s0) + xd[2u * b + 1u].x * f32(s1));
 }

@@ -10,15 +10,22 @@
 // unchanged: the norm weight is applied before quantization, and because the staging spreads
 // the values over the whole workgroup, each invocation's ssq is re-spread at the end so that
 // every warp's lanes again hold the whole row's sum (what the common reduction expects).
-// Each lane then takes whole blocks (b = lane, lane + 32, ...) of each of its ROWS rows and
-// calls the format's i8_dot(block byte offset, block index in the chunk).
+// The lanes then take the chunk's (block, part) units in turn (unit u = lane, lane + 32, ...;
+// I8_PARTS parts per block, set by the format) for each of their ROWS rows and call the
+// format's i8_dot(block byte offset, block index in the chunk, part); the x groups of
+// chunk-local block b are xq[b * QK / 16 ..].
 // Accuracy: x is rounded to 8 bits per 16-value group (relative error <= 1/254 of the group's
 // largest magnitude per value); docs/quantization.md gives the measured effect.
-// Defines (besides the common ones): KC (x elements staged per chunk, a multiple of 32).
+// Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK).
+
+// Sum of the 4 packed int8 products of each lane of a and b.
+fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
+  return dot4I8Packed(a.x, b.x) + dot4I8Packed(a.y, b.y) + dot4I8Packed(a.z, b.z) + dot4I8Packed(a.w, b.w);
+}
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 
 const KC: u32 = {{KC}}u;
-const_assert KC % 32u == 0u;
+const_assert KC % QK == 0u && QK % 16u == 0u;
 const KG: u32 = KC / 16u;
 var<workgroup> xq: array<vec4<u32>, KG>;  // 16 int8 codes per group, 4 per word
 var<workgroup> xd: array<vec2<f32>, KG>;  // (scale, scale * sum of the group's codes)
@@ -57,9 +64,10 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
     workgroupBarrier();
     if (cnt > 0u) {
       let b0 = k0 / QK;
-      for (var b = lane; b < kn / QK; b = b + LANES) {
+      for (var u = lane; u < kn / QK * I8_PARTS; u = u + LANES) {
+        let b = u / I8_PARTS;
         let bo = (b0 + b) * Q_BLOCK_BYTES;
-        for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = acc[r] + i8_dot(ro[r] + bo, b); }
+        for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = acc[r] + i8_dot(ro[r] + bo, b, u % I8_PARTS); }
       }
     }
   }
