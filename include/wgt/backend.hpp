@@ -41,9 +41,9 @@ struct OpAttrs {
   enum class Prologue : uint8_t { None, RmsNorm, SiluMul };
   Prologue prologue = Prologue::None;
   // transformer (branch transformer); contracts in src/ops/nn.cpp
-  int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim)
-  bool rope_neox = false;     // Rope: rotate halves (neox) instead of interleaved pairs
-  int64_t pos_offset = 0;     // Rope: position of row 0 when no positions tensor; KVAppend: first row
+  int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim); KVAppend: > 0 applies RoPE
+  bool rope_neox = false;     // Rope, KVAppend: rotate halves (neox) instead of interleaved pairs
+  int64_t pos_offset = 0;     // Rope: position of row 0 when no positions tensor; KVAppend: first row (and its position)
   bool causal = false;        // Attention (scale in scalar0)
   bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]
   uint8_t qtype = 0;          // quantized ops: a wgt::QType value (wgt/quant.hpp)

@@ -80,6 +80,15 @@ class KVCache {
   // Appends k, v [n, n_kv_heads, head_dim] (any float dtype; converted to the cache dtype).
   // Throws OutOfRange when size() + n > max_ctx(); nothing is written then.
   void append(const Tensor& k, const Tensor& v);
+  // RoPE and append in one op (one dispatch per decode step on WebGPU): rotates q
+  // [n, n_heads, head_dim] in place and appends rope(k) and v, where row s of q and k has
+  // position size() + s (the cache row it lands in); k itself is not written. Exactly
+  // rope_(q, size(), cfg) then append(rope(k, size(), cfg), v), with their errors, plus
+  // InvalidArgument when q's elements overlap, or q shares memory with k, v (overlapping
+  // element spans of one storage) or the cache. Nothing is written when it throws. On a
+  // device it runs the WebGPU kernel when the backend supports the call; otherwise (policy
+  // cpu-only, or a q that rope_'s kernel cannot rotate in place) it runs as those three ops.
+  void append_rope(Tensor& q, const Tensor& k, const Tensor& v, const RopeConfig& cfg);
   Tensor view_k() const;  // [size(), n_kv_heads, head_dim], a view of the filled part
   Tensor view_v() const;
   int64_t size() const { return size_; }
@@ -91,6 +100,7 @@ class KVCache {
   void clear() { size_ = 0; }  // keeps the buffers; later appends overwrite from row 0
 
  private:
+  int64_t check_append(const Tensor& k, const Tensor& v, const char* name) const;  // validates; returns n
   void write_rows(const Tensor& k, const Tensor& v);  // rows [size_, size_ + n) of both caches
   Tensor k_, v_;
   int64_t max_ctx_ = 0, n_kv_heads_ = 0, head_dim_ = 0, size_ = 0;

@@ -349,29 +349,27 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
   if (qkv_.defined()) {
-    // One matvec for q, k and v. The q and k heads are adjacent in its output, so one in-place
-    // rope over them as [seq, H + Hkv, hd] rotates both; at seq 1 the three slices are then
-    // contiguous and the kernels read them in place (at seq > 1 they are compacted).
+    // One matvec for q, k and v, then one append_rope: q rotated in place, k rotated on its way
+    // into the cache, v copied (one dispatch on WebGPU). At seq 1 the three slices are
+    // contiguous and the kernels read them in place; at seq > 1 their rows interleave, so q
+    // (which must be disjoint from k and v) is compacted first, and k and v by the append.
     const Tensor qkv = norm_project(x, attn_g, c.norm_eps, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
-    Tensor qk = qkv.slice(1, 0, qd + kvd).view({seq, c.n_heads + c.n_kv_heads, c.head_dim});
-    rope_(qk, pos, c.rope);
     q = qkv.slice(1, 0, qd);
-    k = qkv.slice(1, qd, qd + kvd);
-    v = qkv.slice(1, qd + kvd, qd + 2 * kvd);
-    if (seq > 1) q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
+    if (seq > 1) q = q.contiguous();
     q = q.view({seq, c.n_heads, c.head_dim});
-    k = k.view({seq, c.n_kv_heads, c.head_dim});
+    k = qkv.slice(1, qd, qd + kvd).view({seq, c.n_kv_heads, c.head_dim});
+    v = qkv.slice(1, qd + kvd, qd + 2 * kvd).view({seq, c.n_kv_heads, c.head_dim});
+    cache.append_rope(q, k, v, c.rope);                                    // cache: (pos + seq, Hkv, hd)
   } else {
     const Tensor xn = rms_norm(x, attn_g, c.norm_eps);  // (seq, dim)
     q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});
     k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});
     rope_(q, pos, c.rope);  // in place: fresh projection outputs, owned here
     rope_(k, pos, c.rope);
-    v = project(xn, w_.wv, w_.quant.wv);
+    v = project(xn, w_.wv, w_.quant.wv).view({seq, c.n_kv_heads, c.head_dim});
+    cache.append(k, v);                                                    // cache: (pos + seq, Hkv, hd)
   }
-  // q (seq, H, hd) and k, v (seq, Hkv, hd)
-  v = v.view({seq, c.n_kv_heads, c.head_dim});
-  cache.append(k, v);                                                      // cache: (pos + seq, Hkv, hd)
+  // q (seq, H, hd)
   AttnConfig ac;
   ac.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   ac.causal = true;

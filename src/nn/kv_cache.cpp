@@ -3,9 +3,11 @@
 // another backend, which for an in-place op would write into a temporary copy; so append
 // picks the backend itself: the CPU kernel for a host cache, the WebGPU kernel for a device
 // cache when that backend has one, else a host-side conversion plus a buffer write.
+// append_rope is the same op with RoPE applied to k (and to a q rotated in place).
 #include <cmath>
 
 #include "ops/op_common.hpp"
+#include "ops/rope_call.hpp"
 #include "wgt/nn.hpp"
 
 namespace wgt {
@@ -45,8 +47,7 @@ Tensor KVCache::view_v() const {
   return v_.slice(0, 0, size_);
 }
 
-void KVCache::append(const Tensor& k, const Tensor& v) {
-  const char* name = "KVCache::append";
+int64_t KVCache::check_append(const Tensor& k, const Tensor& v, const char* name) const {
   if (!k_.defined()) throw_error(ErrorKind::RuntimeState, name, "cache is default-constructed; construct it with its sizes");
   require_defined(k, name, "k");
   require_defined(v, name, "v");
@@ -69,8 +70,64 @@ void KVCache::append(const Tensor& k, const Tensor& v) {
     throw_error(ErrorKind::OutOfRange, name,
                 "appending " + i2s(n) + " rows to a cache holding " + i2s(size_) + " of max_ctx " + i2s(max_ctx_) +
                     " overflows it; create the cache with a larger max_ctx, or clear() it");
+  return n;
+}
+
+void KVCache::append(const Tensor& k, const Tensor& v) {
+  const int64_t n = check_append(k, v, "KVCache::append");
   if (n == 0) return;
   write_rows(k, v);
+  size_ += n;
+}
+
+void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const RopeConfig& cfg) {
+  const char* name = "KVCache::append_rope";
+  const int64_t n = check_append(k, v, name);
+  require_defined(q, name, "q");
+  if (q.dim() != 3 || q.shape()[0] != n || q.shape()[2] != head_dim_)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "q must be [n = " + i2s(n) + ", n_heads, head_dim = " + i2s(head_dim_) + "], got " + shape_str(q.shape()));
+  if (q.device() != device_)
+    throw_error(ErrorKind::InvalidArgument, name, "q lives on " + q.device().str() + " but the cache on " + device_.str() + "; move it with .to()");
+  (void)rope_call(q, nullptr, size_, cfg, name);
+  const OpCall rk = rope_call(k, nullptr, size_, cfg, name);  // the same checks of cfg against head_dim
+  if (elements_overlap(q))
+    throw_error(ErrorKind::InvalidArgument, name, "q " + q.str() + " has elements sharing memory (e.g. an expand() view)");
+  if (q.storage() == k_.storage() || q.storage() == v_.storage())
+    throw_error(ErrorKind::InvalidArgument, name, "q is a view of the cache itself; pass a separate tensor");
+  // q is rotated in the same dispatch that reads k and v, so they must not share elements.
+  auto span = [](const Tensor& t) {
+    int64_t lo = t.offset(), hi = t.offset();
+    for (int d = 0; d < t.dim(); ++d) {
+      const int64_t s = t.strides()[d] * (t.shape()[d] - 1);
+      (s < 0 ? lo : hi) += s;
+    }
+    return std::pair{lo, hi};
+  };
+  if (n > 0)
+    for (const Tensor* t : {&k, &v})
+      if (t->storage() == q.storage() && span(*t).first <= span(q).second && span(q).first <= span(*t).second)
+        throw_error(ErrorKind::InvalidArgument, name,
+                    std::string("q and ") + (t == &k ? "k" : "v") + " span overlapping elements of one storage; q must be disjoint from k and v");
+  if (n == 0) return;
+
+  Runtime& rt = Runtime::get();
+  OpCall call{OpKind::KVAppend, "kv_append_rope", {k_, k, v_, v, q}, {}, rk.attrs, 0.0, {}};
+  call.attrs.pos_offset = size_;
+  call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
+  if (device_.is_cpu()) {
+    Backend& cpu = rt.cpu_backend();
+    cpu.execute(call);
+    auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
+    c.calls++;
+    c.last_reason = "in-place write into a host cache";
+  } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
+    rt.run(call, {}, device_);  // as write_rows: every input on this device, so it runs there
+  } else {
+    // The composition, each op with its own paths (host round trip, host write, fallback).
+    rope_(q, size_, cfg);
+    write_rows(rope(k, size_, cfg), v);
+  }
   size_ += n;
 }
 

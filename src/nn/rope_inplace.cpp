@@ -15,8 +15,6 @@
 namespace wgt {
 using namespace ops_detail;
 
-namespace {
-
 // Rotating a pair reads both elements and writes both, so two logical elements sharing one
 // memory location would be rotated twice (or raced on the GPU). Sufficient test for "no
 // overlap": ordered by stride, each dim's stride exceeds the span of all smaller-stride dims
@@ -35,6 +33,8 @@ bool elements_overlap(const Tensor& x) {
   }
   return false;
 }
+
+namespace {
 
 void record(const std::string& op, const std::string& backend, const std::string& reason, bool fallback,
             uint64_t up, uint64_t down) {

@@ -15,6 +15,10 @@
 //  - KVAppend (in place, no outputs; see src/nn/kv_cache.cpp): inputs = {cache [C, Hkv, D]
 //    contiguous, src [n, Hkv, D] any float dtype}, or two such pairs (K then V: one call, one
 //    dispatch on WebGPU, per decode step); writes rows [pos_offset, pos_offset + n).
+//    With attrs.n_rot > 0 (KVCache::append_rope): inputs = {k cache, k, v cache, v, q}, q
+//    [n, Hq, D] a non-overlapping view disjoint from k and v, and Rope's attrs (n_rot,
+//    rope_neox, scalar0 = base, scalar1 = freq_scale); row s has position pos_offset + s.
+//    Exactly rope_(q) in place, then the append of rope(k) (k itself is not written) and v.
 #include <cmath>
 
 #include "ops/op_common.hpp"

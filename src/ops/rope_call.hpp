@@ -1,5 +1,5 @@
-// The RoPE call builder shared by rope() (src/ops/nn.cpp) and the in-place rope_()
-// (src/nn/rope_inplace.cpp), so both validate their arguments identically.
+// The RoPE call builder shared by rope() (src/ops/nn.cpp), the in-place rope_()
+// (src/nn/rope_inplace.cpp) and KVCache::append_rope, so all validate their arguments identically.
 #pragma once
 #include <cstdint>
 
@@ -11,5 +11,9 @@ namespace wgt {
 // Validates x, positions (may be null: positions offset + s) and cfg, naming `name` in every
 // error; returns the Rope OpCall without outputs (the contract is in src/ops/nn.cpp).
 OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg, const char* name);
+
+// True when two logical elements of x may share memory (an expand() view), which an in-place
+// rotation must reject (src/nn/rope_inplace.cpp).
+bool elements_overlap(const Tensor& x);
 
 }  // namespace wgt

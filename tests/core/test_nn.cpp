@@ -261,6 +261,82 @@ TEST_F(NnTest, DecodeStepByStepEqualsPrefillAttention) {
   }
 }
 
+// Raw bytes of t (any dtype): bitwise comparisons.
+std::vector<uint8_t> raw(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  std::vector<uint8_t> b(c.nbytes());
+  c.copy_to_host(b.data(), b.size());
+  return b;
+}
+
+// append_rope == rope_ of q, then the append of rope_'d k and of v, bit for bit: f32 and f16
+// caches and sources, normal and neox, n_rot < head_dim, appends at several positions; q, k
+// and v as slices of one fused projection row (as the block passes them); k is not written.
+TEST_F(NnTest, KvCacheAppendRopeEqualsRopeThenAppend) {
+  const int64_t H = 3, Hkv = 1, D = 6, W = (H + 2 * Hkv) * D;
+  for (DType cache_dt : {DType::F32, DType::F16})
+    for (DType src_dt : {DType::F32, DType::F16})
+      for (RopeStyle style : {RopeStyle::Normal, RopeStyle::Neox})
+        for (int64_t n_rot : {0, 4}) {
+          SCOPED_TRACE(std::string("cache ") + dtype_name(cache_dt) + " src " + dtype_name(src_dt) +
+                       (style == RopeStyle::Neox ? " neox" : " normal") + " n_rot " + std::to_string(n_rot));
+          RopeConfig cfg;
+          cfg.style = style;
+          cfg.n_rot = n_rot;
+          cfg.base = 500.0;
+          cfg.freq_scale = 0.75;
+          KVCache fused(8, Hkv, D, cache_dt), unfused(8, Hkv, D, cache_dt);
+          int64_t pos = 0;
+          for (int64_t n : {2, 1, 3, 1}) {
+            const Tensor qkv = randn({n, W}, 500 + static_cast<uint64_t>(pos), src_dt);
+            Tensor a = qkv.clone(), b = qkv.clone();
+            Tensor q = a.slice(1, 0, H * D);
+            if (n > 1) q = q.contiguous();  // rows of q, k and v interleave: q must be disjoint
+            q = q.view({n, H, D});
+            fused.append_rope(q, a.slice(1, H * D, (H + Hkv) * D).view({n, Hkv, D}),
+                              a.slice(1, (H + Hkv) * D, W).view({n, Hkv, D}), cfg);
+            Tensor qk = b.slice(1, 0, (H + Hkv) * D).view({n, H + Hkv, D});
+            rope_(qk, pos, cfg);
+            unfused.append(b.slice(1, H * D, (H + Hkv) * D).view({n, Hkv, D}), b.slice(1, (H + Hkv) * D, W).view({n, Hkv, D}));
+            pos += n;
+            ASSERT_EQ(fused.size(), pos);
+            EXPECT_EQ(raw(q), raw(b.slice(1, 0, H * D))) << "q at " << pos - n;
+            EXPECT_EQ(raw(a.slice(1, H * D, W)), raw(qkv.slice(1, H * D, W))) << "k and v must not be written";
+            // Rows at positions > 0 are rotated: the cached k differs from the source k.
+            EXPECT_NE(raw(fused.view_k().slice(0, pos - n, pos)),
+                      raw(cast(qkv.slice(1, H * D, (H + Hkv) * D), cache_dt).view({n, Hkv, D})));
+          }
+          EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
+          EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
+        }
+}
+
+TEST_F(NnTest, KvCacheAppendRopeErrors) {
+  KVCache cache(2, 2, 4);
+  RopeConfig cfg;
+  Tensor qkv = randn({2, 16 + 8 + 8}, 301);
+  Tensor q = qkv.slice(1, 0, 16).view({2, 4, 4});
+  const Tensor k = qkv.slice(1, 16, 24).view({2, 2, 4}), v = qkv.slice(1, 24, 32).view({2, 2, 4});
+  const std::vector<uint8_t> before = raw(qkv);
+  // At seq > 1 the q rows interleave with k's and v's in the fused row.
+  EXPECT_WGT_ERROR(cache.append_rope(q, k, v, cfg), InvalidArgument, "KVCache::append_rope");
+  Tensor q1 = randn({1, 4, 4}, 302);
+  EXPECT_WGT_ERROR(cache.append_rope(q1, k, v, cfg), ShapeMismatch, "KVCache::append_rope");
+  Tensor qc = q.contiguous();
+  RopeConfig odd;
+  odd.n_rot = 3;
+  EXPECT_WGT_ERROR(cache.append_rope(qc, k, v, odd), InvalidArgument, "KVCache::append_rope");
+  Tensor qe = randn({2, 1, 4}, 303).expand({2, 4, 4});
+  EXPECT_WGT_ERROR(cache.append_rope(qe, k, v, cfg), InvalidArgument, "KVCache::append_rope");
+  cache.append(k.slice(0, 0, 1), v.slice(0, 0, 1));
+  Tensor qv = cache.view_k();  // [1, 2, 4]: a q of a valid shape inside the cache
+  EXPECT_WGT_ERROR(cache.append_rope(qv, k.slice(0, 0, 1), v.slice(0, 0, 1), cfg), InvalidArgument, "KVCache::append_rope");
+  EXPECT_WGT_ERROR(cache.append_rope(qc, k, v, cfg), OutOfRange, "KVCache::append_rope");  // 1 + 2 > 2
+  EXPECT_EQ(cache.size(), 1);
+  EXPECT_EQ(raw(qkv), before) << "a failed append_rope wrote";
+  EXPECT_EQ(raw(qc), raw(q)) << "a failed append_rope rotated q";
+}
+
 // ------------------------------------------------------------------ block
 
 BlockConfig small_cfg(int64_t head_dim = 0) {

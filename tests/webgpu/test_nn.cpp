@@ -266,6 +266,155 @@ TEST_F(WebGpuNn, KvCacheOnDeviceHostWritePath) {
   EXPECT_LE(rel_err(cast(cache.view_v().cpu(), DType::F32), v), 1e-3);
 }
 
+// Raw bytes of t (any dtype, any device): bitwise comparisons.
+std::vector<uint8_t> raw(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  std::vector<uint8_t> b(c.nbytes());
+  c.copy_to_host(b.data(), b.size());
+  return b;
+}
+
+struct RopeAppendCase {
+  int64_t H, Hkv, D, n_rot;
+  RopeStyle style;
+  DType src, cache;
+  int64_t seq;
+};
+
+// KVCache::append_rope on the device against the CPU reference (random rows appended after
+// two plain ones, so positions start at 2) and against the unfused device path, rope_ over the
+// q and k heads then append (same bits): odd head counts, GQA, f16/f32 sources and caches,
+// neox and normal, n_rot < head_dim; seq 1 with q, k and v slices of one fused row (one
+// dispatch, the row's buffer bound once) and seq 3 with q compacted first, as the block does.
+TEST_F(WebGpuNn, KvCacheAppendRopeMatchesReferenceAndUnfused) {
+  const DType f32 = DType::F32, f16 = DType::F16;
+  const std::vector<RopeAppendCase> cases = {
+      {3, 3, 8, 8, RopeStyle::Normal, f32, f32, 1},  {6, 2, 8, 6, RopeStyle::Neox, f16, f16, 1},
+      {5, 1, 6, 4, RopeStyle::Neox, f32, f16, 1},    {4, 2, 12, 8, RopeStyle::Normal, f16, f32, 1},
+      {3, 1, 10, 10, RopeStyle::Neox, f16, f16, 1},  // n_rot / 2 odd: f16 q units of whole rows
+      {6, 2, 8, 8, RopeStyle::Normal, f32, f16, 3},  {3, 3, 6, 4, RopeStyle::Neox, f16, f16, 3},
+  };
+  const int64_t pre = 2;
+  uint64_t seed = 700;
+  for (const RopeAppendCase& c : cases) {
+    SCOPED_TRACE("H " + std::to_string(c.H) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) + " n_rot " +
+                 std::to_string(c.n_rot) + (c.style == RopeStyle::Neox ? " neox" : " normal") + " src " +
+                 dtype_name(c.src) + " cache " + dtype_name(c.cache) + " seq " + std::to_string(c.seq));
+    RopeConfig cfg;
+    cfg.style = c.style;
+    cfg.n_rot = c.n_rot;
+    cfg.freq_scale = 0.5;
+    const int64_t n = c.seq, qd = c.H * c.D, kvd = c.Hkv * c.D, W = qd + 2 * kvd;
+    const Tensor qkv = randn({n, W}, seed++, c.src);
+    const Tensor kpre = randn({pre, c.Hkv, c.D}, seed++), vpre = randn({pre, c.Hkv, c.D}, seed++);
+    auto q_of = [&](const Tensor& t) {
+      Tensor q = t.slice(1, 0, qd);
+      return (n > 1 ? q.contiguous() : q).view({n, c.H, c.D});
+    };
+    auto k_of = [&](const Tensor& t) { return t.slice(1, qd, qd + kvd).view({n, c.Hkv, c.D}); };
+    auto v_of = [&](const Tensor& t) { return t.slice(1, qd + kvd, W).view({n, c.Hkv, c.D}); };
+
+    use_cpu_reference();
+    KVCache ref(6, c.Hkv, c.D, c.cache);
+    ref.append(kpre, vpre);
+    Tensor ref_q = q_of(qkv.clone());
+    ref.append_rope(ref_q, k_of(qkv), v_of(qkv), cfg);
+
+    use_gpu();
+    KVCache fused(6, c.Hkv, c.D, c.cache, kGpu), unfused(6, c.Hkv, c.D, c.cache, kGpu);
+    fused.append(kpre.to(kGpu), vpre.to(kGpu));
+    unfused.append(kpre.to(kGpu), vpre.to(kGpu));
+    const Tensor a = qkv.to(kGpu);
+    Tensor q = q_of(a);
+    Runtime::get().reset_stats();
+    const uint64_t d0 = webgpu_batch_stats().dispatches;
+    fused.append_rope(q, k_of(a), v_of(a), cfg);
+    if (n == 1) EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 1u);
+    const auto& per = Runtime::get().stats().per_op;
+    ASSERT_TRUE(per.count("kv_append_rope"));
+    EXPECT_TRUE(per.at("kv_append_rope").count("webgpu:0")) << "kv_append_rope must run as a WebGPU kernel";
+    EXPECT_EQ(raw(k_of(a)), raw(k_of(qkv))) << "the source k must not be written";
+
+    const Tensor b = qkv.to(kGpu);
+    Tensor qk = b.slice(1, 0, qd + kvd).view({n, c.H + c.Hkv, c.D});
+    rope_(qk, pre, cfg);
+    unfused.append(k_of(b), v_of(b));
+    EXPECT_EQ(raw(q), raw(b.slice(1, 0, qd))) << "q: fused and unfused differ";
+    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k())) << "k cache: fused and unfused differ";
+    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v())) << "v cache: fused and unfused differ";
+
+    const double tol = c.src == f16 || c.cache == f16 ? 2e-3 : 1e-5;
+    EXPECT_LE(rel_err(q, ref_q), c.src == f16 ? 2e-3 : 1e-5);
+    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
+    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
+  }
+}
+
+// q, k and v in three buffers (the kernel's second binding layout: one dispatch), and calls
+// the fused kernel does not take, which the launcher runs as rope_inplace, rope and the plain
+// append (an f16 cache row of odd size starting inside a word, with sources of two dtypes; q
+// sharing a buffer with k but not with v): every one equal in bits to rope_ + append, and
+// close to the CPU reference.
+TEST_F(WebGpuNn, KvCacheAppendRopeSeparateBuffersAndLauncherFallback) {
+  struct Case {
+    const char* what;
+    int64_t H, Hkv, D, n_rot;
+    DType cache, v_dtype;
+    bool qk_shared;  // q and k slices of one tensor, v separate
+    bool one_dispatch;
+  };
+  for (const Case& c : {Case{"three buffers", 4, 2, 8, 8, DType::F16, DType::F32, false, true},
+                        Case{"odd f16 rows", 3, 1, 5, 4, DType::F16, DType::F16, false, false},
+                        Case{"q shares k's buffer only", 2, 2, 6, 6, DType::F32, DType::F32, true, false}}) {
+    SCOPED_TRACE(c.what);
+    RopeConfig cfg;
+    cfg.style = RopeStyle::Neox;
+    cfg.n_rot = c.n_rot;
+    const int64_t pre = 1;
+    const Tensor qk = randn({1, (c.H + c.Hkv) * c.D}, 801);
+    const Tensor v = randn({1, c.Hkv, c.D}, 802, c.v_dtype);
+    const Tensor kpre = randn({pre, c.Hkv, c.D}, 803), vpre = randn({pre, c.Hkv, c.D}, 804);
+    auto q_of = [&](const Tensor& t) { return t.slice(1, 0, c.H * c.D).view({1, c.H, c.D}); };
+    auto k_of = [&](const Tensor& t) { return t.slice(1, c.H * c.D, (c.H + c.Hkv) * c.D).view({1, c.Hkv, c.D}); };
+
+    use_cpu_reference();
+    KVCache ref(4, c.Hkv, c.D, c.cache);
+    ref.append(kpre, vpre);
+    Tensor ref_q = q_of(qk).clone();
+    ref.append_rope(ref_q, k_of(qk), v, cfg);
+
+    use_gpu();
+    KVCache fused(4, c.Hkv, c.D, c.cache, kGpu), unfused(4, c.Hkv, c.D, c.cache, kGpu);
+    fused.append(kpre.to(kGpu), vpre.to(kGpu));
+    unfused.append(kpre.to(kGpu), vpre.to(kGpu));
+    const Tensor a = qk.to(kGpu), vd = v.to(kGpu);
+    Tensor q = c.qk_shared ? q_of(a) : q_of(a).clone();
+    const Tensor k = c.qk_shared ? k_of(a) : k_of(a).clone();
+    Runtime::get().reset_stats();
+    const uint64_t d0 = webgpu_batch_stats().dispatches;
+    fused.append_rope(q, k, vd, cfg);
+    const uint64_t dispatches = webgpu_batch_stats().dispatches - d0;
+    if (c.one_dispatch) EXPECT_EQ(dispatches, 1u);
+    else EXPECT_GE(dispatches, 3u) << "the launcher's three-kernel path";
+    const auto& per = Runtime::get().stats().per_op;
+    ASSERT_TRUE(per.count("kv_append_rope"));
+    EXPECT_TRUE(per.at("kv_append_rope").count("webgpu:0"));
+    EXPECT_EQ(Runtime::get().stats().fallbacks, 0u);
+
+    const Tensor b = qk.to(kGpu);
+    Tensor uq = q_of(b).clone(), uk = k_of(b).clone();
+    rope_(uq, pre, cfg);
+    rope_(uk, pre, cfg);
+    unfused.append(uk, vd);
+    EXPECT_EQ(raw(q), raw(uq));
+    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
+    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
+    EXPECT_LE(rel_err(q, ref_q), 1e-5);
+    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), 2e-3);
+    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), 2e-3);
+  }
+}
+
 TEST_F(WebGpuNn, BlockF16WeightsOnDevice) {
   BlockConfig cfg;
   cfg.dim = 64;

@@ -112,6 +112,18 @@ void run_silu_mul(OpCall& call) {
 
 // inputs {cache, src} or {k cache, k src, v cache, v src}.
 void run_kv_append(OpCall& call) {
+  if (call.attrs.n_rot > 0) {
+    // With RoPE (inputs {k cache, k, v cache, v, q}, Rope's attrs): exactly rope_ of q, then
+    // the append of rope(k) (rounded to k's dtype, as rope_ on k would store it) and v.
+    OpCall rq{OpKind::Rope, "rope_", {call.inputs[4]}, {}, call.attrs, 0.0, {}};
+    run_rope(rq);
+    const Tensor& k = call.inputs[1];
+    OpCall rk{OpKind::Rope, "rope", {k}, {Tensor::empty(k.shape(), k.dtype())}, call.attrs, 0.0, {}};
+    run_rope(rk);
+    OpCall ap{OpKind::KVAppend, call.name, {call.inputs[0], rk.outputs[0], call.inputs[2], call.inputs[3]}, {}, call.attrs, 0.0, {}};
+    ap.attrs.n_rot = 0;
+    return run_kv_append(ap);
+  }
   for (size_t i = 0; i + 1 < call.inputs.size(); i += 2) {
     Tensor& cache = call.inputs[i];
     const Tensor& src = call.inputs[i + 1];

@@ -1,5 +1,5 @@
 // WebGPU launchers of the transformer ops: Rope, SiluMul, KVAppend (in place into a pinned
-// cache) and Attention — a flash-style kernel for prefill (attention_prefill.wgsl) and a
+// cache, optionally with RoPE of k and of an in-place q in the same dispatch) and Attention — a flash-style kernel for prefill (attention_prefill.wgsl) and a
 // split-KV kernel plus a reduction pass for decode (attention_decode*.wgsl).
 #include <algorithm>
 #include <cmath>
@@ -115,14 +115,19 @@ Support check_rope(const Context&, const OpCall& call) {
 // In place (no outputs): rotation units of one row, see rope_inplace.wgsl. f32: one pair per
 // unit. f16: a unit must own whole words: normal pairs (2i, 2i+1) are one word; neox pairs
 // (i, i + n_rot/2) take two adjacent pairs per unit when n_rot/2 is even, else the whole row.
+int64_t rope_pairs_per_unit(DType t, const OpAttrs& a) {
+  const int64_t half = a.n_rot / 2;
+  if (t == DType::F16 && a.rope_neox) return half % 2 == 0 ? 2 : half;
+  return 1;
+}
+
 void launch_rope_inplace(Context& ctx, OpCall& call) {
   const Tensor& x = call.inputs[0];
   const bool has_pos = call.inputs.size() > 1;
   const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : Tensor();
   const int r = x.dim();
   const int64_t half = call.attrs.n_rot / 2;
-  int64_t ppu = 1;
-  if (x.dtype() == DType::F16 && call.attrs.rope_neox) ppu = half % 2 == 0 ? 2 : half;
+  const int64_t ppu = rope_pairs_per_unit(x.dtype(), call.attrs);
   const int64_t rows = x.numel() / x.shape()[r - 1];
   const auto st = rope_strides(x);
   RopeInplaceParams p{};
@@ -213,14 +218,37 @@ struct Append2Params {  // mirrors Params of attention_kv_append2.wgsl
 };
 static_assert(sizeof(Append2Params) == 16, "Append2Params must match attention_kv_append2.wgsl");
 
-// inputs {cache, src} or {k cache, k src, v cache, v src} (both caches of a decode step).
+struct AppendRopeParams {  // mirrors Params of attention_kv_append_rope.wgsl
+  uint32_t words, k_src_off, v_src_off, out_word;
+  uint32_t q_units, upr, ppu, q_heads;
+  uint32_t row, d, n_rot, neox;
+  uint32_t pos_offset;
+  float base_log2, freq_scale;
+  uint32_t q_off;
+  uint32_t st_s, st_h, st_d, pad0;
+};
+static_assert(sizeof(AppendRopeParams) == 80, "AppendRopeParams must match attention_kv_append_rope.wgsl");
+
+// inputs {cache, src} or {k cache, k src, v cache, v src} (both caches of a decode step); with
+// attrs.n_rot > 0 also q, {k cache, k src, v cache, v src, q} (KVCache::append_rope).
 Support check_kv_append(const Context&, const OpCall& call) {
-  if (call.inputs.size() != 2 && call.inputs.size() != 4) return Support::no("kv_append takes {cache, src}[, {cache, src}]");
-  for (size_t i = 0; i < call.inputs.size(); i += 2) {
+  const bool rope = call.attrs.n_rot > 0;
+  if (rope ? call.inputs.size() != 5 : call.inputs.size() != 2 && call.inputs.size() != 4)
+    return Support::no("kv_append takes {cache, src}[, {cache, src}], or {k cache, k, v cache, v, q} with rope");
+  for (size_t i = 0; i + 1 < call.inputs.size(); i += 2) {
     const Tensor& cache = call.inputs[i];
     if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
     if (Support s = float_dtype(cache.dtype(), "cache"); !s.ok) return s;
     if (Support s = float_dtype(call.inputs[i + 1].dtype(), "source"); !s.ok) return s;
+  }
+  if (rope) {
+    const Tensor& q = call.inputs[4];
+    if (Support s = float_dtype(q.dtype(), "q"); !s.ok) return s;
+    if (call.attrs.pos_offset + call.inputs[1].shape()[0] > (int64_t{1} << 24))
+      return Support::no("positions above 2^24 are not exact in f32");
+    if (std::string why = rope_inplace_blocker(q); !why.empty()) return Support::no(why);
+    if (q.storage() == call.inputs[0].storage() || q.storage() == call.inputs[2].storage())
+      return Support::no("q shares a cache's buffer");
   }
   return small_enough(call);
 }
@@ -234,7 +262,84 @@ void append_one(Context& ctx, const Tensor& cache, const Tensor& src_in, int64_t
   run_words(ctx, v, {ctx.arg(cache, false), ctx.arg(src)}, &p, sizeof p, dst, src.numel(), cache.dtype());
 }
 
+// Whether one dispatch can write the new rows of both caches: one dtype and shape for the
+// caches and for the sources, and every written cache word belongs to the new rows alone (the
+// usual case: an even row size).
+bool whole_word_rows(const Tensor& kc, const Tensor& ks, const Tensor& vc, const Tensor& vs, int64_t pos) {
+  const int64_t pw = kc.dtype() == DType::F16 ? 2 : 1;
+  const int64_t dst = pos * kc.shape()[1] * kc.shape()[2], n = ks.numel();
+  return kc.dtype() == vc.dtype() && ks.dtype() == vs.dtype() && vs.numel() == n && kc.shape() == vc.shape() &&
+         dst % pw == 0 && n % pw == 0;
+}
+
+void launch_kv_append(Context& ctx, OpCall& call);
+
+// RoPE + append (attrs.n_rot > 0): attention_kv_append_rope.wgsl, one dispatch, when the rows
+// are whole words (whole_word_rows) and q either shares one buffer with k and v (bound once,
+// read_write) or shares none with them. Otherwise three dispatches of the same result:
+// rope_inplace on q, rope of k into a scratch tensor, and the plain append.
+void launch_kv_append_rope(Context& ctx, OpCall& call) {
+  const Tensor &kc = call.inputs[0], &vc = call.inputs[2], &q = call.inputs[4];
+  const Tensor ks = ctx.dense(call.inputs[1]), vs = ctx.dense(call.inputs[3]);
+  const int64_t pos = call.attrs.pos_offset, n = ks.numel();
+  const bool one = q.storage() == ks.storage() && q.storage() == vs.storage();
+  const bool three = q.storage() != ks.storage() && q.storage() != vs.storage();
+  if (!whole_word_rows(kc, ks, vc, vs, pos) || !(one || three)) {
+    OpCall rq{OpKind::Rope, "rope_", {q}, {}, call.attrs, 0.0, {}};
+    launch_rope_inplace(ctx, rq);
+    OpCall rk{OpKind::Rope, "rope", {ks}, {ctx.scratch(ks.shape(), ks.dtype())}, call.attrs, 0.0, {}};
+    launch_rope(ctx, rk);
+    OpCall ap{OpKind::KVAppend, call.name, {kc, rk.outputs[0], vc, vs}, {}, call.attrs, 0.0, {}};
+    ap.attrs.n_rot = 0;
+    return launch_kv_append(ctx, ap);
+  }
+  if (n == 0) return;
+  const int64_t pw = kc.dtype() == DType::F16 ? 2 : 1;
+  const int64_t ppu = rope_pairs_per_unit(q.dtype(), call.attrs);
+  const auto st = rope_strides(q);
+  AppendRopeParams p{};
+  p.words = u32(n / pw);
+  p.k_src_off = u32(ks.offset());
+  p.v_src_off = u32(vs.offset());
+  p.out_word = u32(pos * kc.shape()[1] * kc.shape()[2] / pw);
+  p.upr = u32(call.attrs.n_rot / 2 / ppu);
+  p.q_units = u32(q.shape()[0] * q.shape()[1] * p.upr);
+  p.ppu = u32(ppu);
+  p.q_heads = u32(q.shape()[1]);
+  p.row = u32(kc.shape()[1] * kc.shape()[2]);
+  p.d = u32(kc.shape()[2]);
+  p.n_rot = u32(call.attrs.n_rot);
+  p.neox = call.attrs.rope_neox ? 1 : 0;
+  p.pos_offset = u32(pos);
+  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
+  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  p.q_off = u32(q.offset());
+  p.st_s = u32(st[1]);
+  p.st_h = u32(st[2]);
+  p.st_d = u32(st[3]);
+  Dispatch d;
+  d.pipeline = ctx.pipeline(ShaderVariant{"attention_kv_append_rope",
+                                          {{"CACHE_F16", f16_flag(kc.dtype())},
+                                           {"SRC_F16", f16_flag(ks.dtype())},
+                                           {"Q_F16", f16_flag(q.dtype())},
+                                           {"OUT_PW", std::to_string(pw)},
+                                           {"SOURCES", one ? "attention_kv_rope_one" : "attention_kv_rope_three"}}});
+  d.args = {ctx.arg(kc, false), ctx.arg(vc, false)};
+  if (one) {
+    d.args.push_back(ctx.arg(q, false));
+  } else {
+    d.args.insert(d.args.end(), {ctx.arg(ks), ctx.arg(vs), ctx.arg(q, false)});
+  }
+  d.params = &p;
+  d.params_size = sizeof p;
+  auto [gx, gy] = ctx.grid((2 * uint64_t{p.words} + p.q_units + kEw - 1) / kEw);
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
 void launch_kv_append(Context& ctx, OpCall& call) {
+  if (call.attrs.n_rot > 0) return launch_kv_append_rope(ctx, call);
   const int64_t pos = call.attrs.pos_offset;
   if (call.inputs.size() == 2) return append_one(ctx, call.inputs[0], call.inputs[1], pos);
   const Tensor &kc = call.inputs[0], &vc = call.inputs[2];
@@ -242,10 +347,9 @@ void launch_kv_append(Context& ctx, OpCall& call) {
   const int64_t row = kc.shape()[1] * kc.shape()[2];
   const int64_t pw = kc.dtype() == DType::F16 ? 2 : 1;
   const int64_t dst = pos * row, n = ks.numel();
-  // One dispatch for both caches where every written word belongs to the new rows alone (the
-  // usual case: an even row size); else one dispatch per cache, each keeping its neighbours' bits.
-  if (kc.dtype() == vc.dtype() && ks.dtype() == vs.dtype() && vs.numel() == n && kc.shape() == vc.shape() &&
-      dst % pw == 0 && n % pw == 0) {
+  // One dispatch for both caches where every written word belongs to the new rows alone;
+  // else one dispatch per cache, each keeping its neighbours' bits.
+  if (whole_word_rows(kc, ks, vc, vs, pos)) {
     if (n == 0) return;
     Append2Params p{u32(n / pw), u32(ks.offset()), u32(vs.offset()), u32(dst / pw)};
     Dispatch d;

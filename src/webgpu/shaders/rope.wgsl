@@ -4,6 +4,7 @@
 // OUT_PW (1 for f32, 2 for f16), HAS_POS (positions buffer bound; otherwise the launcher
 // binds x there and the position of row s is pos_offset + s).
 #include "ew_f16"
+#include "rope_common"
 
 struct Params {
   n: u32, seq: u32, out_off: u32, heads: u32,
@@ -48,14 +49,12 @@ fn compute_bits(e: u32) -> u32 {
       i = di / 2u;
       partner = di ^ 1u;
     }
-    // base^(-2i/n_rot) through exp2 with log2(base) computed on the host in double.
-    let theta = position * p.freq_scale * exp2(-2.0 * f32(i) / f32(p.n_rot) * p.base_log2);
-    let c = cos(theta);
-    let sn = sin(theta);
+    let theta = rope_theta(position, i, p.n_rot, p.freq_scale, p.base_log2);
     let rb = p.x_off + row * p.d;
     let a = ld_x(rb + select(partner, di, first));
     let b = ld_x(rb + select(di, partner, first));
-    val = select(a * sn + b * c, a * c - b * sn, first);
+    let r = rope_rotate(a, b, theta);
+    val = select(r.y, r.x, first);
   }
   if (F16) { return f16_bits(val); }
   return bitcast<u32>(val);

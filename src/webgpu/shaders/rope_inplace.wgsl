@@ -4,9 +4,11 @@
 // them, so no other invocation touches its elements. f16 units own whole u32 words (the
 // launcher guarantees word-aligned rows and picks ppu so), so the read-modify-write of a
 // half never races with a neighbour's. Dims >= n_rot are not written.
+// attention_kv_append_rope.wgsl rotates q the same way.
 // Defines: F16, POSITIONS (the include that declares the params binding and fn row_position:
 // rope_pos_buffer binds an i32 positions buffer, rope_pos_offset uses pos_offset + s).
 #include "ew_f16"
+#include "rope_common"
 
 struct Params {
   units: u32, upr: u32, ppu: u32, seq: u32,
@@ -56,13 +58,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       ia = i;
       ib = i + half;
     }
-    // Same expression as rope.wgsl, so rope_ and rope give the same bits on one adapter.
-    let theta = pos * p.freq_scale * exp2(-2.0 * f32(i) / f32(p.n_rot) * p.base_log2);
-    let c = cos(theta);
-    let sn = sin(theta);
-    let a = ld(base + ia * p.st_d);
-    let bv = ld(base + ib * p.st_d);
-    st(base + ia * p.st_d, a * c - bv * sn);
-    st(base + ib * p.st_d, a * sn + bv * c);
+    // rope_common, as rope.wgsl: rope_ and rope give the same bits on one adapter.
+    let r = rope_rotate(ld(base + ia * p.st_d), ld(base + ib * p.st_d),
+                        rope_theta(pos, i, p.n_rot, p.freq_scale, p.base_log2));
+    st(base + ia * p.st_d, r.x);
+    st(base + ib * p.st_d, r.y);
   }
 }
