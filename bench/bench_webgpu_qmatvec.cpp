@@ -122,7 +122,10 @@ int main(int argc, char** argv) {
     const QTensor qg = q.to(gpu);
     pin(qg.bytes());
     // correctness first, against the CPU kernel
-    if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
+    // The i8 kernel rounds x to 8 bits per 16 values (tests/webgpu/test_quant.cpp checks it
+    // against the bound of that rounding; here about 0.5% of the largest output).
+    if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(),
+               user_kernel == "i8" ? 2e-2 : 1e-4))
       return 2;
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
