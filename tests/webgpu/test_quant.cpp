@@ -74,6 +74,10 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     p.mode = PolicyMode::Auto;
     p.allow_fallback = true;
     Runtime::get().set_policy(p);
+    // The f32-x streaming matvec unless a test picks another kernel: it matches the CPU to f32
+    // rounding. The default (i8, x rounded to 8 bits) is checked under its own bound
+    // (I8MatvecWithinXRoundingBound).
+    setenv("WGT_QMATVEC_KERNEL", "stream", 1);
   }
   void TearDown() override {
     unsetenv("WGT_QMATVEC_SUBGROUPS");
@@ -609,9 +613,14 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
 // super-blocks) and K past one 4096-element chunk with a tail, x values up to 1e3, and the fused RMSNorm.
 // Formats with an i8 part: Q4_0, Q8_0, Q4_K, Q6_K; the others run the float kernel (checked
 // with the usual tolerance).
+// i8x2 (the default, also run with WGT_QMATVEC_KERNEL unset) holds x as two 8-bit terms, the
+// second quantizing the first's residual (at most amax / 254): its bound is that of i8 / 254.
 TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   const Device d = Device::webgpu();
-  setenv("WGT_QMATVEC_KERNEL", "i8", 1);
+  for (const char* kernel : {"i8", "i8x2", ""}) {
+  const std::string kname = *kernel ? kernel : "i8x2";
+  const double per_amax = kname == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
+  if (*kernel) setenv("WGT_QMATVEC_KERNEL", kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
   struct Case {
     int64_t M, N, K;
     float xscale;
@@ -624,7 +633,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
       setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
       const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
-                               (c.norm ? " norm" : "");
+                               (c.norm ? " norm" : "") + " kernel='" + kernel + "'";
       const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
       const Tensor x = Tensor::from_vector(randn(c.M * c.K, 31, c.xscale), {c.M, c.K});
       const Tensor g = Tensor::from_vector(randn(c.K, 32, 1.f), {c.K});
@@ -633,7 +642,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       const Tensor y = c.norm ? rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5) : qmatmul_t(x.to(d), w.to(d));
       const auto got = y.cpu().to_vector<float>();
       const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
-      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), has_i8 ? "i8" : "stream") << what;
+      EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), has_i8 ? kname.c_str() : "stream") << what;
       EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.norm) << what;
       if (!has_i8) {
         expect_matches_cpu(got, want, c.K, what);
@@ -653,13 +662,14 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
               amax = std::max(amax, std::fabs(double(xv[m * c.K + k])));
               wsum += std::fabs(double(wf[n * c.K + k]));
             }
-            bound += wsum * amax / 254;
+            bound += wsum * amax * per_amax;
           }
           const size_t i = static_cast<size_t>(m * c.N + n);
           ASSERT_NEAR(got[i], want[i], 1.001 * bound + 2e-5 * scale * std::sqrt(double(c.K) / 256))
               << what << " n=" << n;
         }
     }
+  }
   // A corrupt (NaN / inf) scale stays in its row.
   for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
     const int64_t N = 5, K = qtype_info(t).block_elems * 2, bad = 2;

@@ -160,15 +160,18 @@ bool use_subgroups(const Context& ctx) {
 
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
-// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `stream` (default; the streaming matvec with direct
-// scalar loads), `staged` (the streaming matvec with each warp's weight bytes staged through
+// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `i8` (default; below), `stream` (the streaming
+// matvec with f32 x and direct scalar loads; what `i8` runs for formats without an i8 part), `staged` (the streaming matvec with each warp's weight bytes staged through
 // workgroup memory by vec4 loads, where rows are 16-byte aligned and the staging fits, else
 // `stream`; slower on the H200, BENCHMARKS.md run 7), `xstat` (q_mv_xstat[_sg]: x held in
 // registers while the workgroup sweeps its rows, where K fits, else `stream`) or `items`
 // (q_matvec[_sg], one block per invocation), so that all of them can be compared on the same
 // build; `i8` (the streaming matvec with x quantized to 8 bits per 16 values and packed
-// integer dot products, q_mv_stream_i8; formats with a q*_i8 part, else `stream`).
-enum class MatvecKernel { Staged, Stream, Xstat, Items, I8 };
+// integer dot products, q_mv_stream_i8; formats with a q*_i8 part — Q4_0, Q8_0, Q4_K, Q6_K —
+// else `stream`). i8 is the default because it is 1.2-2x faster on the H200 (BENCHMARKS.md run
+// 8); its results differ from the CPU's f32-x product by the rounding of x, within the bound
+// documented in docs/quantization.md (`stream` gives the f32-x result).
+enum class MatvecKernel { Staged, Stream, Xstat, Items, I8, I8x2 };
 const char* matvec_kernel_name(MatvecKernel k) {
   switch (k) {
     case MatvecKernel::Staged: return "staged";
@@ -176,16 +179,18 @@ const char* matvec_kernel_name(MatvecKernel k) {
     case MatvecKernel::Xstat: return "xstat";
     case MatvecKernel::Items: return "items";
     case MatvecKernel::I8: return "i8";
+    case MatvecKernel::I8x2: return "i8x2";
   }
   return "?";
 }
 MatvecKernel requested_matvec_kernel() {
   const char* v = std::getenv("WGT_QMATVEC_KERNEL");
-  if (!v || !*v) return MatvecKernel::Stream;
-  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items, MatvecKernel::I8})
+  if (!v || !*v) return MatvecKernel::I8x2;
+  for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items,
+                         MatvecKernel::I8, MatvecKernel::I8x2})
     if (std::string(v) == matvec_kernel_name(k)) return k;
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
-              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use staged, stream, xstat, i8 or items");
+              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use i8x2, i8, stream, staged, xstat or items");
 }
 
 // Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallbacks from `staged` and
@@ -212,6 +217,11 @@ uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
 // at 2 and 27.1 at 8; Q4_K and Q8_0 about even at 2 and 4) except Q6_K, whose lane holds
 // more state per row: 2 (44.2 us vs 50.5 at 4 and 70.1 at 8).
 uint32_t default_stream_rows(QType t) { return t == QType::Q6_K ? 2 : 4; }
+// The i8 kernel's defaults, from the H200 sweep of BENCHMARKS.md run 8 (14336 x 4096): 8 warps
+// (the x staging is shared by more rows: Q4_0 11.4 us vs 14.4 at 4 warps), ROWS 4 (Q4_0, Q4_K)
+// or 2 (Q8_0 21.6 vs 22.3 us; Q6_K even).
+uint32_t default_i8_rows(QType t) { return t == QType::Q6_K || t == QType::Q8_0 ? 2 : 4; }
+constexpr uint32_t kI8Warps = 8;
 // Warps (of 32 invocations) per workgroup; a workgroup covers WARPS * ROWS rows.
 // WGT_QMATVEC_WARPS=1..8 (at most the device's invocations per workgroup / 32).
 constexpr uint32_t kStreamWarps = 4;
@@ -289,15 +299,15 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
 }
 
 // x elements per chunk of the 8-bit-x matvec (q_mv_stream_i8): the largest power of two up to
-// 4096 whose staging (1 code byte + 0.5 bytes of scales per element) fits the workgroup memory
+// 4096 whose staging (1 code byte, 2 with X2, + 1 byte of group scales and sums per element) fits the workgroup memory
 // next to the common reduction array (ROWS + NORM sums per invocation) and, with NORM, the
 // ssq re-spread array.
-uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm) {
+uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, bool x2) {
   const uint64_t wg = uint64_t{warps} * kStreamLanes;
   const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
   const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
   for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size
-    if (fixed + kc + kc / 16 * 8 <= limit) return kc;
+    if (fixed + kc * (x2 ? 3 : 2) <= limit) return kc;
   throw_error(ErrorKind::Unsupported, "qmatmul_t",
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
 }
@@ -352,7 +362,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   const MatvecKernel want_kernel = requested_matvec_kernel();
   const bool fuse_norm = norm && c.inputs[0].size(0) <= kMatvecMaxM &&
                          (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
-                          want_kernel == MatvecKernel::I8);
+                          want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
   if (norm && !fuse_norm) {
     OpCall plain = ctx.run_prologue(c);
     launch_qmatmul(ctx, plain);
@@ -391,11 +401,14 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       ctx.dispatch(d);
       return;
     }
-    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", default_stream_rows(t), 1, 8);
-    const uint32_t warps = stream_warps(ctx);
+    const bool x2 = want == MatvecKernel::I8x2;
+    const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr;
+    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t) : default_stream_rows(t), 1, 8);
+    const uint32_t warps =
+        stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
-    const uint32_t i8_kc = want == MatvecKernel::I8 && kernels_for(t).i8 ? i8_chunk(ctx, rows, warps, fuse_norm) : 0;
+    const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
     ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
                     {{"QCONST", qconst},
                      {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
@@ -419,6 +432,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     if (i8_kc) {
       v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
       v.defines.push_back({"KC", std::to_string(i8_kc)});
+      v.defines.push_back({"X2", x2 ? "true" : "false"});
       v.defines.push_back({"UNROLL", "1"});
     } else if (staged.ok) {
       v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
@@ -430,7 +444,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     }
     d.pipeline = ctx.pipeline(v);
     g_last_matvec_kernel =
-        matvec_kernel_name(i8_kc ? MatvecKernel::I8 : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
+        matvec_kernel_name(i8_kc ? want : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
     const uint64_t group_rows = uint64_t{warps} * rows;
     auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));

@@ -2,7 +2,7 @@
 // read as the 5 words from its first byte's word on (d in the low or high half of the first,
 // the 16 code bytes realigned branch-free). Low nibbles are elements 0..15, high nibbles
 // 16..31, i.e. x groups 2b and 2b + 1; the zero point 8 enters through the groups' code sums:
-// d * sum_g dx_g * (sum q*xq - 8 * sum xq).
+// d * (sum q*x - 8 * sum x), x as represented by its 8-bit terms (xdot, xsum).
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;
@@ -13,11 +13,6 @@ fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let d = unpack2x16float(select(w0, w0 >> 16u, odd) & 0xFFFFu).x;
   let lo = c & vec4<u32>(0x0F0F0F0Fu);
   let hi = (c >> vec4<u32>(4u)) & vec4<u32>(0x0F0F0F0Fu);
-  let x0 = xq[2u * b];
-  let x1 = xq[2u * b + 1u];
-  let s0 = dot16(lo, x0);
-  let s1 = dot16(hi, x1);
-  let d0 = xd[2u * b];
-  let d1 = xd[2u * b + 1u];
-  return d * (d0.x * f32(s0) + d1.x * f32(s1) - f32(Q_ZERO) * (d0.y + d1.y));
+  let g = 2u * b;
+  return d * (xdot(lo, g) + xdot(hi, g + 1u) - f32(Q_ZERO) * (xsum(g) + xsum(g + 1u)));
 }

@@ -3,7 +3,7 @@
 // (x groups 4c, 4c + 1 of the block), high nibbles sub-block 2c + 1 (groups 4c + 2, 4c + 3).
 // Per row: 8 code words, the three scale words (both sub-blocks' scales and mins decoded at
 // once) and the d/dmin word;
-// y = d * (sc0 * sum_g dx_g s_g + sc1 * ...) - dmin * (mn0 * sum_g dx_g sum(xq_g) + mn1 * ...).
+// y = d * (sc0 * sum q*x + sc1 * ...) - dmin * (mn0 * sum x + mn1 * ...) over each sub-block.
 const I8_PARTS: u32 = 4u;
 const_assert Q_BLOCK_BYTES % 4u == 0u && Q_OFF_SCALES % 4u == 0u && Q_OFF_QS % 4u == 0u;
 const_assert Q_OFF_D % 4u == 0u && Q_OFF_DMIN == Q_OFF_D + 2u && QK == 256u;
@@ -17,11 +17,7 @@ fn i8_dot(blk: u32, b: u32, c: u32) -> f32 {
   let dm = unpack2x16float(w[(blk + Q_OFF_D) >> 2u]);
   let m4 = vec4<u32>(0x0F0F0F0Fu);
   let g = 16u * b + 4u * c;
-  let x0 = xd[g];
-  let x1 = xd[g + 1u];
-  let x2 = xd[g + 2u];
-  let x3 = xd[g + 3u];
-  let lo = x0.x * f32(dot16(qa & m4, xq[g])) + x1.x * f32(dot16(qb & m4, xq[g + 1u]));
-  let hi = x2.x * f32(dot16((qa >> vec4<u32>(4u)) & m4, xq[g + 2u])) + x3.x * f32(dot16((qb >> vec4<u32>(4u)) & m4, xq[g + 3u]));
-  return dm.x * (sm.x * lo + sm.y * hi) - dm.y * (sm.z * (x0.y + x1.y) + sm.w * (x2.y + x3.y));
+  let lo = xdot(qa & m4, g) + xdot(qb & m4, g + 1u);
+  let hi = xdot((qa >> vec4<u32>(4u)) & m4, g + 2u) + xdot((qb >> vec4<u32>(4u)) & m4, g + 3u);
+  return dm.x * (sm.x * lo + sm.y * hi) - dm.y * (sm.z * (xsum(g) + xsum(g + 1u)) + sm.w * (xsum(g + 2u) + xsum(g + 3u)));
 }

@@ -5,7 +5,7 @@
 // 128h + 32t + l0 .. + 7: half of x group 8h + 2t + l0 / 16 (words 2 * (p % 2) ..), one
 // sub-block and scale per quarter. The codes are assembled in the integer domain as
 // q - Q_ZERO (6-bit two's complement, sign-extended to 8 bits), so no zero-point term remains:
-// y = d * sum_t sc_t * dx_t * sum (q - 32) xq. 210-byte blocks start 2 bytes into a word every
+// y = d * sum_t sc_t * sum (q - 32) x. 210-byte blocks start 2 bytes into a word every
 // other block: branch-free reads (q_bytes).
 const I8_PARTS: u32 = 8u;
 const_assert Q_ZERO == 32u && Q_SUB == 16u && QK == 256u;
@@ -34,9 +34,7 @@ fn i8_dot(blk: u32, b: u32, p: u32) -> f32 {
   for (var t = 0u; t < 4u; t = t + 1u) {
     let lo = select(qa, qb, (t & 1u) != 0u) >> vec2<u32>(4u * (t / 2u));
     let hi = qh >> vec2<u32>(2u * t);
-    let x = xq[g + 2u * t];
-    let dp = dot4I8Packed(q6_signed(lo.x, hi.x), x[wi]) + dot4I8Packed(q6_signed(lo.y, hi.y), x[wi + 1u]);
-    s[t] = xd[g + 2u * t].x * f32(dp);
+    s[t] = xdot8(q6_signed(lo.x, hi.x), q6_signed(lo.y, hi.y), g + 2u * t, wi);
   }
   return half_at(blk + Q_OFF_D) * dot(sc, s);
 }

@@ -1,6 +1,6 @@
 // Q8_0 part of the 8-bit-x streaming matvec (q_mv_stream_i8): one lane per 34-byte block,
 // read as the 9 words from its first byte's word on (d in the low or high half of the first,
-// the 32 int8 codes realigned branch-free): d * sum_g dx_g * sum q*xq over x groups 2b, 2b + 1.
+// the 32 int8 codes realigned branch-free): d * sum q*x over x groups 2b, 2b + 1.
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;
@@ -12,9 +12,5 @@ fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let c0 = select((vec4<u32>(w0, a.xyz) >> sh) | (a << sh), a, odd);
   let c1 = select((vec4<u32>(a.w, e.xyz) >> sh) | (e << sh), e, odd);
   let d = unpack2x16float(select(w0, w0 >> 16u, odd) & 0xFFFFu).x;
-  let x0 = xq[2u * b];
-  let x1 = xq[2u * b + 1u];
-  let s0 = dot16(c0, x0);
-  let s1 = dot16(c1, x1);
-  return d * (xd[2u * b].x * f32(s0) + xd[2u * b + 1u].x * f32(s1));
+  return d * (xdot(c0, 2u * b) + xdot(c1, 2u * b + 1u));
 }

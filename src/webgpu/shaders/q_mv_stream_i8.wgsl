@@ -14,22 +14,38 @@
 // I8_PARTS parts per block, set by the format) for each of their ROWS rows and call the
 // format's i8_dot(block byte offset, block index in the chunk, part); the x groups of
 // chunk-local block b are xq[b * QK / 16 ..].
-// Accuracy: x is rounded to 8 bits per 16-value group (relative error <= 1/254 of the group's
-// largest magnitude per value); docs/quantization.md gives the measured effect.
-// Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK).
-
-// Sum of the 4 packed int8 products of each lane of a and b.
-fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
-  return dot4I8Packed(a.x, b.x) + dot4I8Packed(a.y, b.y) + dot4I8Packed(a.z, b.z) + dot4I8Packed(a.w, b.w);
-}
+// Accuracy: with one term x is rounded to 8 bits per 16-value group (error <= 1/254 of the
+// group's largest magnitude per value); docs/quantization.md gives the measured effect.
+// X2 (WGT_QMATVEC_KERNEL=i8x2, the default): x is held as two 8-bit terms, d1 * q1 + d2 * q2,
+// q2 quantizing the residual of the first (|residual| <= d1 / 2), so the rounding error drops
+// from 1/254 to 1/254^2 of the group's largest |x| (about f16 precision) for twice the integer
+// dots and x reads.
+// Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 
 const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
 const KG: u32 = KC / 16u;
-var<workgroup> xq: array<vec4<u32>, KG>;  // 16 int8 codes per group, 4 per word
-var<workgroup> xd: array<vec2<f32>, KG>;  // (scale, scale * sum of the group's codes)
+const X2: bool = {{X2}};
+var<workgroup> xq: array<vec4<u32>, KG>;   // 16 int8 codes per group, 4 per word
+var<workgroup> xq2: array<vec4<u32>, select(1u, KG, X2)>;  // X2: codes of the residual
+// Per group: (scale d1, residual scale d2 (X2), sum of the group's x as represented, 0).
+var<workgroup> xd: array<vec4<f32>, KG>;
 var<workgroup> nred: array<f32, select(1u, WG, NORM)>;
+
+// Quantizes 4 x values with 1 / scale inv (0 for an all-zero group).
+fn q4(v: vec4<f32>, inv: f32) -> u32 { return pack4x8snorm(v * inv); }
+// The 4 int8 of a word times d, as f32 (the residual computation).
+fn deq4(q: u32, d: f32) -> vec4<f32> { return unpack4x8snorm(q) * (127.0 * d); }
+// Sum of the 4 int8 of each word of q.
+fn qsum(q: vec4<u32>) -> i32 {
+  let ones = 0x01010101u;
+  return dot4I8Packed(q.x, ones) + dot4I8Packed(q.y, ones) + dot4I8Packed(q.z, ones) + dot4I8Packed(q.w, ones);
+}
+fn amax4(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) -> f32 {
+  let m = max(max(abs(a), abs(b)), max(abs(c), abs(e)));
+  return max(max(m.x, m.y), max(m.z, m.w));
+}
 
 // Quantizes group gi of the chunk starting at element k0 of x row m (x4: the row's vec4 index).
 fn stage_group(x4: u32, k0: u32, gi: u32) {
@@ -38,16 +54,50 @@ fn stage_group(x4: u32, k0: u32, gi: u32) {
   let b = xload(e4 + 1u);
   let c = xload(e4 + 2u);
   let e = xload(e4 + 3u);
-  let mx = max(max(abs(a), abs(b)), max(abs(c), abs(e)));
-  let amax = max(max(mx.x, mx.y), max(mx.z, mx.w));
-  let inv = select(0.0, 1.0 / amax, amax > 0.0);
-  let q = vec4<u32>(pack4x8snorm(a * inv), pack4x8snorm(b * inv), pack4x8snorm(c * inv), pack4x8snorm(e * inv));
-  let ones = 0x01010101u;
-  let s = dot4I8Packed(q.x, ones) + dot4I8Packed(q.y, ones) + dot4I8Packed(q.z, ones) + dot4I8Packed(q.w, ones);
-  let d = amax / 127.0;
+  let am = amax4(a, b, c, e);
+  let inv = select(0.0, 1.0 / am, am > 0.0);
+  let q = vec4<u32>(q4(a, inv), q4(b, inv), q4(c, inv), q4(e, inv));
+  let d = am / 127.0;
   xq[gi] = q;
-  xd[gi] = vec2<f32>(d, d * f32(s));
+  if (X2) {
+    // The residual x - d * q (at most d / 2 per value), quantized the same way.
+    let ra = a - deq4(q.x, d);
+    let rb = b - deq4(q.y, d);
+    let rc = c - deq4(q.z, d);
+    let re = e - deq4(q.w, d);
+    let rm = amax4(ra, rb, rc, re);
+    let rinv = select(0.0, 1.0 / rm, rm > 0.0);
+    let r = vec4<u32>(q4(ra, rinv), q4(rb, rinv), q4(rc, rinv), q4(re, rinv));
+    let d2 = rm / 127.0;
+    xq2[gi] = r;
+    xd[gi] = vec4<f32>(d, d2, d * f32(qsum(q)) + d2 * f32(qsum(r)), 0.0);
+  } else {
+    xd[gi] = vec4<f32>(d, 0.0, d * f32(qsum(q)), 0.0);
+  }
 }
+
+// Sum of the 4 packed int8 products of each lane of a and b.
+fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
+  return dot4I8Packed(a.x, b.x) + dot4I8Packed(a.y, b.y) + dot4I8Packed(a.z, b.z) + dot4I8Packed(a.w, b.w);
+}
+// For the formats' i8_dot: sum over x group g of code * x (c: the group's 16 codes, 4 per word,
+// as int8), and the same over words wi, wi + 1 of the group only (c0, c1: those 8 codes).
+fn xdot(c: vec4<u32>, g: u32) -> f32 {
+  let t = xd[g].x * f32(dot16(c, xq[g]));
+  if (X2) { return t + xd[g].y * f32(dot16(c, xq2[g])); }
+  return t;
+}
+fn xdot8(c0: u32, c1: u32, g: u32, wi: u32) -> f32 {
+  let x = xq[g];
+  let t = xd[g].x * f32(dot4I8Packed(c0, x[wi]) + dot4I8Packed(c1, x[wi + 1u]));
+  if (X2) {
+    let r = xq2[g];
+    return t + xd[g].y * f32(dot4I8Packed(c0, r[wi]) + dot4I8Packed(c1, r[wi + 1u]));
+  }
+  return t;
+}
+// Sum of x group g as represented (for the formats' zero points and mins).
+fn xsum(g: u32) -> f32 { return xd[g].z; }
 
 fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
