@@ -2,7 +2,7 @@
 // super-block. Part p takes half h = p / 4 and columns l0 .. l0 + 7 (l0 = 8 * (p % 4)): two
 // words of each of ql[64h + l0 ..] (quarters 0 low / 2 high nibbles), ql[64h + 32 + l0 ..]
 // (quarters 1 / 3) and qh[32h + l0 ..] (2 high bits of quarter t at bits 2t), i.e. elements
-// 128h + 32t + l0 .. + 7: half of x group 8h + 2t + l0 / 16 (words 2 * (p % 2) ..), one
+// 128h + 32t + l0 .. + 7: half of x group 8h + 2t + l0 / 16 (the upper half for odd p), one
 // sub-block and scale per quarter. The codes are assembled in the integer domain as
 // q - Q_ZERO (6-bit two's complement, sign-extended to 8 bits), so no zero-point term remains:
 // y = d * sum_t sc_t * sum (q - 32) x. 210-byte blocks start 2 bytes into a word every
@@ -29,12 +29,12 @@ fn i8_dot(blk: u32, b: u32, p: u32) -> f32 {
   let sv = bitcast<vec4<i32>>(vec4<u32>(sa << (24u - sh), sa << (8u - sh), sb << (24u - sh), sb << (8u - sh)));
   let sc = vec4<f32>(sv >> vec4<u32>(24u));
   let g = 16u * b + 8u * h + l0 / 16u;  // x group of quarter 0; quarter t: g + 2t
-  let wi = 2u * (p % 2u);               // first of the part's two words in its groups
+  let hi = (p % 2u) != 0u;              // the part's 8 values are the upper half of its groups
   var s = vec4<f32>();
   for (var t = 0u; t < 4u; t = t + 1u) {
     let lo = select(qa, qb, (t & 1u) != 0u) >> vec2<u32>(4u * (t / 2u));
-    let hi = qh >> vec2<u32>(2u * t);
-    s[t] = xdot8(q6_signed(lo.x, hi.x), q6_signed(lo.y, hi.y), g + 2u * t, wi);
+    let qh_t = qh >> vec2<u32>(2u * t);
+    s[t] = xdot8(q6_signed(lo.x, qh_t.x), q6_signed(lo.y, qh_t.y), g + 2u * t, hi);
   }
   return half_at(blk + Q_OFF_D) * dot(sc, s);
 }

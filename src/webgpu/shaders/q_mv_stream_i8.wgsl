@@ -29,8 +29,9 @@ const KG: u32 = KC / 16u;
 const X2: bool = {{X2}};
 var<workgroup> xq: array<vec4<u32>, KG>;   // 16 int8 codes per group, 4 per word
 var<workgroup> xq2: array<vec4<u32>, select(1u, KG, X2)>;  // X2: codes of the residual
-// Per group: (scale d1, residual scale d2 (X2), sum of the group's x as represented, 0).
-var<workgroup> xd: array<vec4<f32>, KG>;
+// Per group: (scale d1, sum of the group's x as represented); X2: the residual's scale d2.
+var<workgroup> xd: array<vec2<f32>, KG>;
+var<workgroup> xd2: array<f32, select(1u, KG, X2)>;
 var<workgroup> nred: array<f32, select(1u, WG, NORM)>;
 
 // Quantizes 4 x values with 1 / scale inv (0 for an all-zero group).
@@ -70,9 +71,10 @@ fn stage_group(x4: u32, k0: u32, gi: u32) {
     let r = vec4<u32>(q4(ra, rinv), q4(rb, rinv), q4(rc, rinv), q4(re, rinv));
     let d2 = rm / 127.0;
     xq2[gi] = r;
-    xd[gi] = vec4<f32>(d, d2, d * f32(qsum(q)) + d2 * f32(qsum(r)), 0.0);
+    xd[gi] = vec2<f32>(d, d * f32(qsum(q)) + d2 * f32(qsum(r)));
+    xd2[gi] = d2;
   } else {
-    xd[gi] = vec4<f32>(d, 0.0, d * f32(qsum(q)), 0.0);
+    xd[gi] = vec2<f32>(d, d * f32(qsum(q)));
   }
 }
 
@@ -81,23 +83,26 @@ fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
   return dot4I8Packed(a.x, b.x) + dot4I8Packed(a.y, b.y) + dot4I8Packed(a.z, b.z) + dot4I8Packed(a.w, b.w);
 }
 // For the formats' i8_dot: sum over x group g of code * x (c: the group's 16 codes, 4 per word,
-// as int8), and the same over words wi, wi + 1 of the group only (c0, c1: those 8 codes).
+// as int8), and the same over one half of the group only (c0, c1: its 8 codes; hi: the upper
+// half, words 2 and 3).
 fn xdot(c: vec4<u32>, g: u32) -> f32 {
   let t = xd[g].x * f32(dot16(c, xq[g]));
-  if (X2) { return t + xd[g].y * f32(dot16(c, xq2[g])); }
+  if (X2) { return t + xd2[g] * f32(dot16(c, xq2[g])); }
   return t;
 }
-fn xdot8(c0: u32, c1: u32, g: u32, wi: u32) -> f32 {
+fn xdot8(c0: u32, c1: u32, g: u32, hi: bool) -> f32 {
   let x = xq[g];
-  let t = xd[g].x * f32(dot4I8Packed(c0, x[wi]) + dot4I8Packed(c1, x[wi + 1u]));
+  let xh = select(x.xy, x.zw, hi);
+  let t = xd[g].x * f32(dot4I8Packed(c0, xh.x) + dot4I8Packed(c1, xh.y));
   if (X2) {
     let r = xq2[g];
-    return t + xd[g].y * f32(dot4I8Packed(c0, r[wi]) + dot4I8Packed(c1, r[wi + 1u]));
+    let rh = select(r.xy, r.zw, hi);
+    return t + xd2[g] * f32(dot4I8Packed(c0, rh.x) + dot4I8Packed(c1, rh.y));
   }
   return t;
 }
 // Sum of x group g as represented (for the formats' zero points and mins).
-fn xsum(g: u32) -> f32 { return xd[g].z; }
+fn xsum(g: u32) -> f32 { return xd[g].y; }
 
 fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
