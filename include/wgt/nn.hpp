@@ -89,6 +89,17 @@ class KVCache {
   // device it runs the WebGPU kernel when the backend supports the call; otherwise (policy
   // cpu-only, or a q that rope_'s kernel cannot rotate in place) it runs as those three ops.
   void append_rope(Tensor& q, const Tensor& k, const Tensor& v, const RopeConfig& cfg);
+  // The decode step's q/k/v projection with RoPE and append: qkv = rms_norm_matmul_t(x, g,
+  // w_qkv, eps), x [n, dim], w_qkv [(n_heads + 2 n_kv_heads) * head_dim, dim] whose output
+  // columns are q [n, n_heads, head_dim], then k and v [n, n_kv_heads, head_dim]; then
+  // append_rope(q, k, v, cfg). Returns the rotated q (a view of qkv, compacted when n > 1).
+  // Exactly those two ops, with their errors (a cache overflow and cfg checked first, under
+  // this op's name, so that nothing runs then). On WebGPU one op (for n == 1, f32 x and g,
+  // dense f32 or f16 weights on the cache's device): one dispatch of the fused-norm matvec
+  // with the rotation and the cache writes in its epilogue where kernels/matmul.cpp's
+  // conditions hold (normal RoPE layout, even head_dim, ...), else the two ops' kernels.
+  Tensor rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& w_qkv, double eps, int64_t n_heads,
+                                  const RopeConfig& cfg);
   Tensor view_k() const;  // [size(), n_kv_heads, head_dim], a view of the filled part
   Tensor view_v() const;
   int64_t size() const { return size_; }

@@ -348,7 +348,11 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   const Tensor attn_g = norm_w(w_.attn_norm, attn_norm_f32_);
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
-  if (qkv_.defined()) {
+  if (qkv_.defined() && seq == 1 && direct_product(x, qkv_.dense, qkv_.q)) {
+    // A decode step with dense weights: the fused-norm q/k/v matvec with RoPE and the append in
+    // its epilogue (one dispatch on WebGPU where its conditions hold; else the two ops below).
+    q = cache.rms_norm_qkv_append_rope(x, attn_g, qkv_.dense, c.norm_eps, c.n_heads, c.rope);  // (1, H, hd)
+  } else if (qkv_.defined()) {
     // One matvec for q, k and v, then one append_rope: q rotated in place, k rotated on its way
     // into the cache, v copied (one dispatch on WebGPU). At seq 1 the three slices are
     // contiguous and the kernels read them in place; at seq > 1 their rows interleave, so q

@@ -3,7 +3,8 @@
 // another backend, which for an in-place op would write into a temporary copy; so append
 // picks the backend itself: the CPU kernel for a host cache, the WebGPU kernel for a device
 // cache when that backend has one, else a host-side conversion plus a buffer write.
-// append_rope is the same op with RoPE applied to k (and to a q rotated in place).
+// append_rope is the same op with RoPE applied to k (and to a q rotated in place);
+// rms_norm_qkv_append_rope is the q/k/v projection's MatMul with it as an epilogue.
 #include <cmath>
 
 #include "ops/op_common.hpp"
@@ -129,6 +130,62 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
     write_rows(rope(k, size_, cfg), v);
   }
   size_ += n;
+}
+
+Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& w_qkv, double eps,
+                                         int64_t n_heads, const RopeConfig& cfg) {
+  const char* name = "KVCache::rms_norm_qkv_append_rope";
+  if (!k_.defined()) throw_error(ErrorKind::RuntimeState, name, "cache is default-constructed; construct it with its sizes");
+  require_defined(x, name, "x");
+  require_defined(g, name, "g");
+  require_defined(w_qkv, name, "w_qkv");
+  if (n_heads <= 0) throw_error(ErrorKind::InvalidArgument, name, "n_heads must be > 0, got " + i2s(n_heads));
+  const int64_t D = head_dim_, qd = n_heads * D, kvd = n_kv_heads_ * D;
+  if (x.dim() != 2)
+    throw_error(ErrorKind::ShapeMismatch, name, "x must be [n, dim], got " + shape_str(x.shape()));
+  if (w_qkv.dim() != 2 || w_qkv.shape()[0] != qd + 2 * kvd)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "w_qkv must be [(n_heads + 2 n_kv_heads) * head_dim = " + i2s(qd + 2 * kvd) + ", dim], got " +
+                    shape_str(w_qkv.shape()));
+  const int64_t n = x.shape()[0];
+  if (size_ + n > max_ctx_)
+    throw_error(ErrorKind::OutOfRange, name,
+                "appending " + i2s(n) + " rows to a cache holding " + i2s(size_) + " of max_ctx " + i2s(max_ctx_) +
+                    " overflows it; create the cache with a larger max_ctx, or clear() it");
+  // cfg against head_dim (checked on a cache row, of k's shape [1, Hkv, D]), before any op runs.
+  const OpAttrs rope_attrs = rope_call(k_.slice(0, 0, 1), nullptr, size_, cfg, name).attrs;
+  Runtime& rt = Runtime::get();
+  // One op for a decode step on a device cache; its check (kernels/matmul.cpp) sees the rest.
+  const bool one_op = device_.is_webgpu() && rt.policy().mode != PolicyMode::CpuOnly && n == 1 &&
+                      x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
+                      (w_qkv.dtype() == DType::F32 || w_qkv.dtype() == DType::F16) && x.device() == device_ &&
+                      g.device() == device_ && w_qkv.device() == device_ && g.dim() == 1 &&
+                      g.shape()[0] == x.shape()[1] && w_qkv.shape()[1] == x.shape()[1] && std::isfinite(eps) &&
+                      eps >= 0;
+  if (one_op) {
+    OpCall call{OpKind::MatMul, "rms_norm_qkv_append_rope", {x, w_qkv, k_, v_, g}, {}, rope_attrs, 0.0, {}};
+    call.attrs.transpose_b = true;
+    call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+    call.attrs.eps = eps;
+    call.work = 2.0 * static_cast<double>(w_qkv.numel()) + 4.0 * static_cast<double>(qd + kvd);
+    // The backend's check sees the output through a storage-less placeholder, as Runtime::run's.
+    const Shape out{1, qd + 2 * kvd};
+    call.out_specs = {{out, DType::F32}};
+    call.outputs = {Tensor(Storage::meta(static_cast<size_t>(out[1]) * sizeof(float), device_), out,
+                           contiguous_strides(out), 0, DType::F32)};
+    if (rt.device_backend(device_, name).supports(call).ok) {
+      const Tensor qkv = rt.run1(call, {out, DType::F32}, device_);
+      size_ += 1;
+      return qkv.slice(1, 0, qd).view({1, n_heads, D});
+    }
+  }
+  const Tensor qkv = rms_norm_matmul_t(x, g, w_qkv, eps);
+  Tensor q = qkv.slice(1, 0, qd);
+  if (n > 1) q = q.contiguous();  // rows interleave with k and v, which q must be disjoint from
+  q = q.view({n, n_heads, D});
+  append_rope(q, qkv.slice(1, qd, qd + kvd).view({n, n_kv_heads_, D}),
+              qkv.slice(1, qd + kvd, qd + 2 * kvd).view({n, n_kv_heads_, D}), cfg);
+  return q;
 }
 
 void KVCache::write_rows(const Tensor& k, const Tensor& v) {

@@ -337,6 +337,57 @@ TEST_F(NnTest, KvCacheAppendRopeErrors) {
   EXPECT_EQ(raw(qc), raw(q)) << "a failed append_rope rotated q";
 }
 
+// rms_norm_qkv_append_rope == rms_norm_matmul_t then append_rope on the output's q, k and v
+// columns, bit for bit (the CPU runs exactly those ops): f32 and f16 weights and caches, GQA,
+// n_rot < head_dim, one row per step and a step of two rows (q compacted).
+TEST_F(NnTest, NormQkvRopeAppendEqualsNormMatmulThenAppendRope) {
+  const int64_t H = 4, Hkv = 2, D = 6, dim = 12, qd = H * D, kvd = Hkv * D;
+  for (DType w_dt : {DType::F32, DType::F16})
+    for (DType cache_dt : {DType::F32, DType::F16}) {
+      SCOPED_TRACE(std::string("w ") + dtype_name(w_dt) + " cache " + dtype_name(cache_dt));
+      RopeConfig cfg;
+      cfg.n_rot = 4;
+      cfg.base = 500.0;
+      const Tensor w = randn({qd + 2 * kvd, dim}, 610, w_dt), g = randn({dim}, 611);
+      KVCache fused(6, Hkv, D, cache_dt), unfused(6, Hkv, D, cache_dt);
+      int64_t pos = 0;
+      for (int64_t n : {1, 2, 1}) {
+        const Tensor x = randn({n, dim}, 620 + static_cast<uint64_t>(pos));
+        const Tensor q = fused.rms_norm_qkv_append_rope(x, g, w, 1e-5, H, cfg);
+        const Tensor qkv = rms_norm_matmul_t(x, g, w, 1e-5);
+        Tensor uq = qkv.slice(1, 0, qd).contiguous().view({n, H, D});
+        unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({n, Hkv, D}),
+                            qkv.slice(1, qd + kvd, qd + 2 * kvd).view({n, Hkv, D}), cfg);
+        pos += n;
+        ASSERT_EQ(fused.size(), pos);
+        EXPECT_EQ(shape_str(q.shape()), shape_str(Shape{n, H, D}));
+        EXPECT_EQ(raw(q), raw(uq)) << "q at " << pos - n;
+      }
+      EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
+      EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
+    }
+}
+
+TEST_F(NnTest, NormQkvRopeAppendErrors) {
+  const char* name = "KVCache::rms_norm_qkv_append_rope";
+  KVCache cache(1, 2, 4);
+  RopeConfig cfg;
+  const Tensor x = randn({1, 8}, 630), g = randn({8}, 631), w = randn({(4 + 2 * 2) * 4, 8}, 632);
+  EXPECT_WGT_ERROR(KVCache().rms_norm_qkv_append_rope(x, g, w, 1e-5, 4, cfg), RuntimeState, name);
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x, g, w, 1e-5, 3, cfg), ShapeMismatch, name);  // 3 + 2 * 2 heads
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x, g, w, 1e-5, 0, cfg), InvalidArgument, name);
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x.view({8}), g, w, 1e-5, 4, cfg), ShapeMismatch, name);
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x, randn({7}, 633), w, 1e-5, 4, cfg), ShapeMismatch,
+                   "rms_norm_matmul_t");
+  RopeConfig odd;
+  odd.n_rot = 3;
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x, g, w, 1e-5, 4, odd), InvalidArgument, name);
+  EXPECT_EQ(cache.size(), 0);
+  (void)cache.rms_norm_qkv_append_rope(x, g, w, 1e-5, 4, cfg);
+  EXPECT_WGT_ERROR(cache.rms_norm_qkv_append_rope(x, g, w, 1e-5, 4, cfg), OutOfRange, name);  // full
+  EXPECT_EQ(cache.size(), 1);
+}
+
 // ------------------------------------------------------------------ block
 
 BlockConfig small_cfg(int64_t head_dim = 0) {

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "webgpu/kernels/matmul.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
@@ -412,6 +415,163 @@ TEST_F(WebGpuNn, KvCacheAppendRopeSeparateBuffersAndLauncherFallback) {
     EXPECT_LE(rel_err(q, ref_q), 1e-5);
     EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), 2e-3);
     EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), 2e-3);
+  }
+}
+
+// Sets an environment variable for one scope (the matmul launcher reads it at every launch).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }
+
+struct QkvRopeCase {
+  int64_t H, Hkv, D, n_rot;
+  DType w, cache;
+  const char* env = nullptr;  // a matmul launcher setting "NAME=VALUE" for this case
+  const char* variant = "gemv_vec 256x32x2";  // part of the fused launch's variant name
+};
+
+// KVCache::rms_norm_qkv_append_rope on the device: one dispatch per decode step (the fused-norm
+// vector gemv with the rope_append epilogue), equal in bits to the unfused device ops
+// (rms_norm_matmul_t, then append_rope) and close to the CPU reference: q, the K cache and the
+// V cache after each of three steps (positions 1 to 3, after one plain row). f16 and f32
+// weights and caches, GQA and H == Hkv, odd head counts, n_rot < head_dim; the reduction by
+// workgroup tree (subgroups off) and RB = 4.
+TEST_F(WebGpuNn, NormQkvRopeAppendMatchesReferenceAndUnfused) {
+  const DType f32 = DType::F32, f16 = DType::F16;
+  const std::vector<QkvRopeCase> cases = {
+      {4, 2, 8, 8, f16, f16}, {4, 4, 8, 6, f32, f32}, {3, 1, 10, 6, f16, f32},
+      {5, 5, 6, 4, f32, f16}, {3, 3, 12, 12, f16, f16},
+      {4, 2, 8, 8, f16, f16, "WGT_MATMUL_SUBGROUPS=off", " tree"},
+      {3, 1, 10, 6, f32, f32, "WGT_MATMUL_GEMV_VEC=128x32x4", "gemv_vec 128x32x4"},
+  };
+  const int64_t dim = 48, pre = 1;
+  const double eps = 1e-5;
+  uint64_t seed = 900;
+  for (const QkvRopeCase& c : cases) {
+    SCOPED_TRACE("H " + std::to_string(c.H) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
+                 " n_rot " + std::to_string(c.n_rot) + " w " + dtype_name(c.w) + " cache " + dtype_name(c.cache) +
+                 (c.env ? std::string(" ") + c.env : std::string()));
+    std::optional<ScopedEnv> env;
+    if (c.env) {
+      const std::string e = c.env;
+      env.emplace(e.substr(0, e.find('=')).c_str(), e.substr(e.find('=') + 1).c_str());
+    }
+    RopeConfig cfg;
+    cfg.n_rot = c.n_rot;
+    cfg.base = 500.0;
+    cfg.freq_scale = 0.5;
+    const int64_t qd = c.H * c.D, kvd = c.Hkv * c.D, W = qd + 2 * kvd;
+    const Tensor w = randn({W, dim}, seed++, c.w), g = randn({dim}, seed++);
+    const Tensor kpre = randn({pre, c.Hkv, c.D}, seed++), vpre = randn({pre, c.Hkv, c.D}, seed++);
+    use_cpu_reference();
+    KVCache ref(6, c.Hkv, c.D, c.cache);
+    ref.append(kpre, vpre);
+    use_gpu();
+    KVCache fused(6, c.Hkv, c.D, c.cache, kGpu), unfused(6, c.Hkv, c.D, c.cache, kGpu);
+    fused.append(kpre.to(kGpu), vpre.to(kGpu));
+    unfused.append(kpre.to(kGpu), vpre.to(kGpu));
+    const Tensor wg = w.to(kGpu), gg = g.to(kGpu);
+    for (int step = 0; step < 3; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const Tensor x = randn({1, dim}, seed++);
+      use_cpu_reference();
+      const Tensor ref_q = ref.rms_norm_qkv_append_rope(x, g, w, eps, c.H, cfg);
+      use_gpu();
+      const Tensor xg = x.to(kGpu);
+      synchronize();
+      Runtime::get().reset_stats();
+      const uint64_t d0 = webgpu_batch_stats().dispatches;
+      const Tensor q = fused.rms_norm_qkv_append_rope(xg, gg, wg, eps, c.H, cfg);
+      EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 1u);
+      const std::string variant = webgpu::matmul_last_variant();
+      EXPECT_TRUE(has(variant, "+norm +rope_append") && has(variant, c.variant)) << variant;
+      const auto& per = Runtime::get().stats().per_op;
+      ASSERT_TRUE(per.count("rms_norm_qkv_append_rope"));
+      EXPECT_TRUE(per.at("rms_norm_qkv_append_rope").count("webgpu:0"));
+      EXPECT_EQ(fused.size(), pre + step + 1);
+
+      const Tensor qkv = rms_norm_matmul_t(xg, gg, wg, eps);
+      Tensor uq = qkv.slice(1, 0, qd).view({1, c.H, c.D});
+      unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({1, c.Hkv, c.D}),
+                          qkv.slice(1, qd + kvd, W).view({1, c.Hkv, c.D}), cfg);
+      EXPECT_EQ(raw(q), raw(uq)) << "q: fused and unfused differ";
+      EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k())) << "k cache: fused and unfused differ";
+      EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v())) << "v cache: fused and unfused differ";
+
+      const double tol = c.cache == f16 ? 2e-3 : 1e-4;
+      EXPECT_LE(rel_err(q, ref_q), 1e-4);
+      EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
+      EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
+    }
+  }
+}
+
+// Calls the epilogue does not take give the same bits as rms_norm_matmul_t then append_rope on
+// the device, and match the CPU reference: the launcher's two kernels for the neox layout, RB
+// = 1 (WGT_MATMUL_GEMV_VEC=256x32) and an odd head dim; the front end's two ops for f16 x and
+// for two rows.
+TEST_F(WebGpuNn, NormQkvRopeAppendFallbacks) {
+  struct Case {
+    const char* what;
+    int64_t H, Hkv, D, n_rot;
+    RopeStyle style;
+    DType x_dtype;
+    int64_t n;
+    const char* gemv_vec;  // WGT_MATMUL_GEMV_VEC, or nullptr
+    bool one_op;           // runs as the rms_norm_qkv_append_rope op (its launcher's fallback)
+  };
+  const DType f32 = DType::F32, f16 = DType::F16;
+  for (const Case& c : {Case{"neox", 4, 2, 8, 8, RopeStyle::Neox, f32, 1, nullptr, true},
+                        Case{"rb 1", 4, 2, 8, 8, RopeStyle::Normal, f32, 1, "256x32", true},
+                        Case{"odd head dim", 3, 1, 5, 4, RopeStyle::Normal, f32, 1, nullptr, true},
+                        Case{"f16 x", 4, 2, 8, 8, RopeStyle::Normal, f16, 1, nullptr, false},
+                        Case{"two rows", 4, 2, 8, 6, RopeStyle::Normal, f32, 2, nullptr, false}}) {
+    SCOPED_TRACE(c.what);
+    std::optional<ScopedEnv> env;
+    if (c.gemv_vec) env.emplace("WGT_MATMUL_GEMV_VEC", c.gemv_vec);
+    RopeConfig cfg;
+    cfg.style = c.style;
+    cfg.n_rot = c.n_rot;
+    const int64_t dim = 32, qd = c.H * c.D, kvd = c.Hkv * c.D, W = qd + 2 * kvd;
+    const Tensor w = randn({W, dim}, 950, f16), g = randn({dim}, 951, c.x_dtype);
+    const Tensor x = randn({c.n, dim}, 952, c.x_dtype);
+    const Tensor kpre = randn({1, c.Hkv, c.D}, 953), vpre = randn({1, c.Hkv, c.D}, 954);
+    use_cpu_reference();
+    KVCache ref(4, c.Hkv, c.D, f16);
+    ref.append(kpre, vpre);
+    const Tensor ref_q = ref.rms_norm_qkv_append_rope(x, g, w, 1e-5, c.H, cfg);
+
+    use_gpu();
+    KVCache fused(4, c.Hkv, c.D, f16, kGpu), unfused(4, c.Hkv, c.D, f16, kGpu);
+    fused.append(kpre.to(kGpu), vpre.to(kGpu));
+    unfused.append(kpre.to(kGpu), vpre.to(kGpu));
+    const Tensor xg = x.to(kGpu), gg = g.to(kGpu), wg = w.to(kGpu);
+    synchronize();
+    Runtime::get().reset_stats();
+    const uint64_t d0 = webgpu_batch_stats().dispatches;
+    const Tensor q = fused.rms_norm_qkv_append_rope(xg, gg, wg, 1e-5, c.H, cfg);
+    EXPECT_GE(webgpu_batch_stats().dispatches - d0, 2u);
+    EXPECT_FALSE(has(webgpu::matmul_last_variant(), "+rope_append")) << webgpu::matmul_last_variant();
+    const auto& per = Runtime::get().stats().per_op;
+    EXPECT_EQ(per.count("rms_norm_qkv_append_rope"), c.one_op ? 1u : 0u);
+    for (const auto& [op, backends] : per) EXPECT_TRUE(backends.count("webgpu:0")) << op;
+    EXPECT_EQ(Runtime::get().stats().fallbacks, 0u);
+
+    const Tensor qkv = rms_norm_matmul_t(xg, gg, wg, 1e-5);
+    Tensor uq = qkv.slice(1, 0, qd).contiguous().view({c.n, c.H, c.D});
+    unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({c.n, c.Hkv, c.D}),
+                        qkv.slice(1, qd + kvd, W).view({c.n, c.Hkv, c.D}), cfg);
+    EXPECT_EQ(raw(q), raw(uq));
+    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
+    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
+    const double tol = c.x_dtype == f16 ? 1e-2 : 2e-3;
+    EXPECT_LE(rel_err(q, ref_q), tol);
+    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
+    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
   }
 }
 

@@ -9,9 +9,12 @@
 // is no variant for it; f16 runs on the CUDA-core kernels (see docs in kernels/matmul.hpp):
 // natively with shader-f16, else stored packed two per u32 and computed in f32. Operands whose
 // unit-stride dim allows it are read as vec4 (fewer, wider loads; see matmul_tiled.wgsl).
+// attrs.n_rot > 0 (KVCache::rms_norm_qkv_append_rope) adds RoPE and the KV-cache append as the
+// vector gemv's epilogue (matmul_epi_rope_append.wgsl), or runs kv_append_rope after the product.
 #include "webgpu/kernels/matmul.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,8 +33,14 @@ struct MatmulParams {
   uint32_t o_bs, bd1, bd2, c_off;  // c_off: element offset of the addend (attrs.has_bias)
   uint32_t a_bs0, a_bs1, a_bs2, g_off;  // g_off: the prologue operand's element offset (norm weight) or delta to a (up)
   uint32_t b_bs0, b_bs1, b_bs2, eps_bits;  // eps_bits: the norm's eps as f32 bits
+  // The rope_append epilogue (matmul_epi_rope_append.wgsl): cache row, q and k/v widths, head
+  // dim, rotated dims, log2(base), freq_scale.
+  uint32_t r_pos, r_qn, r_kvn, r_hd;
+  uint32_t r_nrot;
+  float r_base_log2, r_freq_scale;
+  uint32_t r_pad;
 };
-static_assert(sizeof(MatmulParams) == 96, "must match the WGSL Params struct");
+static_assert(sizeof(MatmulParams) == 128, "must match the WGSL Params struct");
 
 struct TileConfig {
   uint32_t bm, bn, bk, tm, tn;
@@ -333,11 +342,37 @@ const std::string& matmul_last_variant() { return g_last_variant; }
 
 namespace {
 
+// The rope_append epilogue's own conditions (attrs.n_rot > 0; contract in src/ops/linalg.cpp).
+Support check_rope_append(const OpCall& call) {
+  if (call.attrs.prologue != OpAttrs::Prologue::RmsNorm || call.attrs.has_bias || !call.attrs.transpose_b)
+    return Support::no("the rope_append epilogue needs the RmsNorm prologue, transpose_b and no addend");
+  const Tensor &out = call.outputs[0], &kc = call.inputs[2], &vc = call.inputs[3];
+  if (out.dim() != 2 || out.size(0) != 1) return Support::no("the rope_append epilogue takes one row (a decode step)");
+  for (const Tensor* c : {&kc, &vc}) {
+    if (c->dim() != 3 || !c->is_contiguous() || c->offset() != 0 || (c->dtype() != DType::F32 && c->dtype() != DType::F16))
+      return Support::no("the caches must be contiguous f32 or f16 [C, Hkv, D] from offset 0");
+  }
+  if (kc.shape() != vc.shape() || kc.dtype() != vc.dtype()) return Support::no("the caches must share shape and dtype");
+  if (kc.numel() >= (int64_t{1} << 31)) return Support::no("more than 2^31 elements in one cache");
+  if (kc.storage() == vc.storage() || out.storage() == kc.storage() || out.storage() == vc.storage())
+    return Support::no("the caches and the output must be distinct buffers");
+  const int64_t D = kc.size(2), kvn = kc.size(1) * D, qn = out.size(1) - 2 * kvn;
+  if (qn <= 0 || qn % D != 0) return Support::no("the output must be [1, (H + 2 Hkv) * D]");
+  if (call.attrs.n_rot % 2 != 0 || call.attrs.n_rot > D) return Support::no("n_rot must be even and <= D");
+  const int64_t pos = call.attrs.pos_offset;
+  if (pos < 0 || pos >= kc.size(0)) return Support::no("the cache row is out of range");
+  if (pos >= (int64_t{1} << 24)) return Support::no("positions above 2^24 are not exact in f32");
+  return Support::yes();
+}
+
 Support check_matmul(const Context& ctx, const OpCall& call) {
   const bool pro = call.attrs.prologue != OpAttrs::Prologue::None;
-  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (pro ? 1 : 0);
+  const bool epi = call.attrs.n_rot > 0;  // the rope_append epilogue: caches at inputs[2], [3]
+  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (epi ? 2 : 0) + (pro ? 1 : 0);
   if (call.inputs.size() != n_in || call.outputs.size() != 1)
-    return Support::no("matmul takes two inputs (plus an addend and a prologue operand where flagged) and one output");
+    return Support::no("matmul takes two inputs (plus an addend, two caches and a prologue operand where flagged) and one output");
+  if (epi)
+    if (Support s = check_rope_append(call); !s.ok) return s;
   if (pro) {
     const Tensor &t = call.inputs.back(), &a0 = call.inputs[0];
     if (t.dtype() != a0.dtype()) return Support::no("the prologue operand must have the first operand's dtype");
@@ -400,6 +435,26 @@ Operand operand(Context& ctx, const Tensor& t, bool transposed) {
   return op;
 }
 
+void launch_matmul(Context& ctx, OpCall& call);
+
+// The rope_append epilogue unfused: the product (with its prologue) into the output, then
+// kv_append_rope on the output's q, k and v columns (q rotated in place, rope(k) and v
+// appended; one dispatch where kernels/nn.cpp's conditions hold).
+void rope_append_unfused(Context& ctx, OpCall& call) {
+  Tensor& out = call.outputs[0];
+  OpCall mm{OpKind::MatMul, call.name, {call.inputs[0], call.inputs[1], call.inputs[4]}, {out}, call.attrs, 0.0, {}};
+  mm.attrs.n_rot = 0;
+  launch_matmul(ctx, mm);
+  const Tensor &kc = call.inputs[2], &vc = call.inputs[3];
+  const int64_t D = kc.size(2), kvn = kc.size(1) * D, qn = out.size(1) - 2 * kvn;
+  OpCall ap{OpKind::KVAppend, "kv_append_rope",
+            {kc, out.slice(1, qn, qn + kvn).view({1, kc.size(1), D}), vc,
+             out.slice(1, qn + kvn, qn + 2 * kvn).view({1, kc.size(1), D}), out.slice(1, 0, qn).view({1, qn / D, D})},
+            {}, call.attrs, 0.0, {}};
+  ap.attrs.prologue = OpAttrs::Prologue::None;
+  ctx.run_op(ap);
+}
+
 void launch_matmul(Context& ctx, OpCall& call) {
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
@@ -457,6 +512,21 @@ void launch_matmul(Context& ctx, OpCall& call) {
   if (fuse_p && pro == OpAttrs::Prologue::SiluMul)
     fuse_p = A.t.storage() == call.inputs[0].storage() && A.t.offset() == call.inputs[0].offset() &&
              pro_t->strides() == A.t.strides() && pro_t->storage() != nullptr;
+  // The rope_append epilogue (attrs.n_rot > 0) is fused where the fused norm applies to one
+  // row whose invocations own whole interleaved rotation pairs: RB and the head dim even, the
+  // normal (not neox) layout, an f32 output (the unfused q and k are f32, so the rotation sees
+  // the same values), one dispatch (no batch, N within one grid), and six storage buffers.
+  // Otherwise the product, then kv_append_rope on its q, k and v columns.
+  const bool epi_req = call.attrs.n_rot > 0;
+  bool epi = false;
+  if (epi_req) {
+    const Limits& l = ctx.limits();
+    const uint64_t max_rows = uint64_t{l.max_compute_workgroups_per_dimension} * (vc.wg / vc.ks * vc.rb);
+    epi = fuse_p && pro == OpAttrs::Prologue::RmsNorm && M == 1 && vc.rb % 2 == 0 && !call.attrs.rope_neox &&
+          call.inputs[2].size(2) % 2 == 0 && dev_batch * host_batch == 1 && N <= max_rows &&
+          l.max_storage_buffers_per_shader_stage >= 6;
+    if (!epi) return rope_append_unfused(ctx, call);
+  }
   if (pro_t && !fuse_p) {
     OpCall plain = ctx.run_prologue(call);
     launch_matmul(ctx, plain);
@@ -555,14 +625,22 @@ void launch_matmul(Context& ctx, OpCall& call) {
   v.defines.push_back({"C_DECL", fuse_c ? "@group(0) @binding(3) var<storage, read> c: array<f32>;" : ""});
   const int g_bind = fuse_c ? 4 : 3;
   v.defines.push_back({"G_DECL", fuse_p ? "@group(0) @binding(" + std::to_string(g_bind) + ") var<storage, read> g: array<f32>;" : ""});
-  v.defines.push_back({"P_BIND", std::to_string(g_bind + (fuse_p ? 1 : 0))});
+  const int e_bind = g_bind + (fuse_p ? 1 : 0);
+  v.defines.push_back({"P_BIND", std::to_string(e_bind + (epi ? 2 : 0))});
   if (gemv_vec) {
+    v.defines.push_back({"EPI_INC", epi ? "matmul_epi_rope_append" : "matmul_epi_store"});
+    if (epi) {
+      v.defines.push_back({"E_BIND", std::to_string(e_bind)});
+      v.defines.push_back({"E_BIND1", std::to_string(e_bind + 1)});
+      v.defines.push_back({"CACHE_F16", call.inputs[2].dtype() == DType::F16 ? "true" : "false"});
+    }
     v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
     v.defines.push_back({"PRO", !fuse_p ? "0" : pro == OpAttrs::Prologue::RmsNorm ? "1" : "2"});
     v.defines.push_back({"GLD", fuse_p ? "return g[i + p.g_off];" : "return 1.0;"});
   }
   if (fuse_c) g_last_variant += " +c";
   if (fuse_p) g_last_variant += pro == OpAttrs::Prologue::RmsNorm ? " +norm" : " +silu_mul";
+  if (epi) g_last_variant += " +rope_append";
   const Pipeline* pipe = ctx.pipeline(v);
 
   MatmulParams base{};
@@ -593,6 +671,18 @@ void launch_matmul(Context& ctx, OpCall& call) {
     // arithmetic wraps, so a negative delta works too).
     args.push_back(ctx.arg(*pro_t));
     base.g_off = static_cast<uint32_t>(pro_t->offset() - A.t.offset());
+  }
+  if (epi) {
+    const Tensor &kc = call.inputs[2], &vc_t = call.inputs[3];
+    args.push_back(ctx.arg(kc, false));
+    args.push_back(ctx.arg(vc_t, false));
+    base.r_pos = static_cast<uint32_t>(call.attrs.pos_offset);
+    base.r_hd = static_cast<uint32_t>(kc.size(2));
+    base.r_kvn = static_cast<uint32_t>(kc.size(1) * kc.size(2));
+    base.r_qn = static_cast<uint32_t>(N) - 2 * base.r_kvn;
+    base.r_nrot = static_cast<uint32_t>(call.attrs.n_rot);
+    base.r_base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));  // as launch_kv_append_rope
+    base.r_freq_scale = static_cast<float>(call.attrs.scalar1);
   }
 
   std::vector<int64_t> idx(host_dims, 0);

@@ -9,6 +9,9 @@ struct Params {
   o_bs: u32, bd1: u32, bd2: u32, c_off: u32,
   a_bs0: u32, a_bs1: u32, a_bs2: u32, g_off: u32,
   b_bs0: u32, b_bs1: u32, b_bs2: u32, eps_bits: u32,
+  // The rope_append epilogue of the vector gemv (matmul_epi_rope_append.wgsl); unused elsewhere.
+  r_pos: u32, r_qn: u32, r_kvn: u32, r_hd: u32,
+  r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_pad: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<{{A_ELEM}}>;
