@@ -217,10 +217,14 @@ uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
 // at 2 and 27.1 at 8; Q4_K and Q8_0 about even at 2 and 4) except Q6_K, whose lane holds
 // more state per row: 2 (44.2 us vs 50.5 at 4 and 70.1 at 8).
 uint32_t default_stream_rows(QType t) { return t == QType::Q6_K ? 2 : 4; }
-// The i8 kernel's defaults, from the H200 sweep of BENCHMARKS.md run 8 (14336 x 4096): 8 warps
-// (the x staging is shared by more rows: Q4_0 11.4 us vs 14.4 at 4 warps), ROWS 4 (Q4_0, Q4_K)
-// or 2 (Q8_0 21.6 vs 22.3 us; Q6_K even).
-uint32_t default_i8_rows(QType t) { return t == QType::Q6_K || t == QType::Q8_0 ? 2 : 4; }
+// The i8 kernels' defaults, from the H200 sweeps of BENCHMARKS.md run 8 (14336 x 4096): 8 warps
+// (the x staging is shared by more rows: i8 Q4_0 11.4 us vs 14.4 at 4 warps); i8 ROWS 4 (Q4_0,
+// Q4_K) or 2 (Q8_0 21.5 vs 23.8 us at 8; Q6_K 23.5 vs 24.7); i8x2 ROWS 8 for every format
+// (Q4_0 14.4 us vs 15.0 at 4, Q4_K 18.3 vs 21.6, Q6_K 27.7 vs 28.6, Q8_0 24.2 vs 25.9).
+uint32_t default_i8_rows(QType t, bool x2) {
+  if (x2) return 8;
+  return t == QType::Q6_K || t == QType::Q8_0 ? 2 : 4;
+}
 constexpr uint32_t kI8Warps = 8;
 // Warps (of 32 invocations) per workgroup; a workgroup covers WARPS * ROWS rows.
 // WGT_QMATVEC_WARPS=1..8 (at most the device's invocations per workgroup / 32).
@@ -404,7 +408,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     }
     const bool x2 = want == MatvecKernel::I8x2;
     const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr;
-    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t) : default_stream_rows(t), 1, 8);
+    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
     StagedPlan staged;

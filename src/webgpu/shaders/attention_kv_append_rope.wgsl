@@ -49,25 +49,11 @@ fn cache_bits(is_v: bool, e: u32) -> u32 {
   if (is_v) { return to_cache(ld_src(true, p.v_src_off + e)); }
   let di = e % p.d;
   if (di >= p.n_rot) { return to_cache(ld_src(false, p.k_src_off + e)); }
-  let half = p.n_rot / 2u;
-  var i: u32;
-  var first: bool;
-  var partner: u32;
-  if (p.neox != 0u) {
-    first = di < half;
-    i = select(di - half, di, first);
-    partner = select(di - half, di + half, first);
-  } else {
-    first = (di & 1u) == 0u;
-    i = di / 2u;
-    partner = di ^ 1u;
-  }
+  let pl = rope_place(di, p.n_rot, p.neox != 0u);
   let rb = p.k_src_off + e - di;
-  let a = ld_src(false, rb + select(partner, di, first));
-  let b = ld_src(false, rb + select(di, partner, first));
   let s = e / p.row;
-  let r = rope_rotate(a, b, rope_theta(f32(p.pos_offset + s), i, p.n_rot, p.freq_scale, p.base_log2));
-  var v = select(r.y, r.x, first);
+  var v = rope_value(ld_src(false, rb + di), ld_src(false, rb + pl.y), pl,
+                     rope_theta(f32(p.pos_offset + s), pl.x, p.n_rot, p.freq_scale, p.base_log2));
   if (SRC_F16) { v = f16_at(f16_bits(v), 0u); }  // the rotated source's own rounding
   return to_cache(v);
 }
@@ -95,20 +81,14 @@ fn rotate_q(u: u32) {
   let s = row / p.q_heads;
   let base = p.q_off + s * p.st_s + h * p.st_h;
   let pos = f32(p.pos_offset + s);
-  let half = p.n_rot / 2u;
   let first = (u % p.upr) * p.ppu;
   for (var k = 0u; k < p.ppu; k = k + 1u) {
     let i = first + k;
-    var ia = 2u * i;
-    var ib = 2u * i + 1u;
-    if (p.neox != 0u) {
-      ia = i;
-      ib = i + half;
-    }
-    let r = rope_rotate(ld_q(base + ia * p.st_d), ld_q(base + ib * p.st_d),
+    let ab = rope_pair(i, p.n_rot, p.neox != 0u);
+    let r = rope_rotate(ld_q(base + ab.x * p.st_d), ld_q(base + ab.y * p.st_d),
                         rope_theta(pos, i, p.n_rot, p.freq_scale, p.base_log2));
-    st_q(base + ia * p.st_d, r.x);
-    st_q(base + ib * p.st_d, r.y);
+    st_q(base + ab.x * p.st_d, r.x);
+    st_q(base + ab.y * p.st_d, r.y);
   }
 }
 

@@ -36,25 +36,9 @@ fn compute_bits(e: u32) -> u32 {
     let s = (row / p.heads) % p.seq;
     var position = f32(p.pos_offset + s);
     if (HAS_POS) { position = f32(pos[s]); }
-    let half = p.n_rot / 2u;
-    var i: u32;
-    var first: bool;
-    var partner: u32;
-    if (p.neox != 0u) {
-      first = di < half;
-      i = select(di - half, di, first);
-      partner = select(di - half, di + half, first);
-    } else {
-      first = (di & 1u) == 0u;
-      i = di / 2u;
-      partner = di ^ 1u;
-    }
-    let theta = rope_theta(position, i, p.n_rot, p.freq_scale, p.base_log2);
+    let pl = rope_place(di, p.n_rot, p.neox != 0u);
     let rb = p.x_off + row * p.d;
-    let a = ld_x(rb + select(partner, di, first));
-    let b = ld_x(rb + select(di, partner, first));
-    let r = rope_rotate(a, b, theta);
-    val = select(r.y, r.x, first);
+    val = rope_value(ld_x(rb + di), ld_x(rb + pl.y), pl, rope_theta(position, pl.x, p.n_rot, p.freq_scale, p.base_log2));
   }
   if (F16) { return f16_bits(val); }
   return bitcast<u32>(val);

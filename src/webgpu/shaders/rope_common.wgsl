@@ -14,3 +14,27 @@ fn rope_rotate(a: f32, b: f32, theta: f32) -> vec2<f32> {
   let sn = sin(theta);
   return vec2<f32>(a * c - b * sn, a * sn + b * c);
 }
+
+// Dims (a, b) of rotation pair i: (2i, 2i + 1) interleaved, (i, i + n_rot / 2) for neox.
+fn rope_pair(i: u32, n_rot: u32, neox: bool) -> vec2<u32> {
+  if (neox) { return vec2<u32>(i, i + n_rot / 2u); }
+  return vec2<u32>(2u * i, 2u * i + 1u);
+}
+
+// Where dim di (< n_rot) sits in its pair: (pair index i, partner dim, 1 if di is the pair's
+// first element a else 0).
+fn rope_place(di: u32, n_rot: u32, neox: bool) -> vec3<u32> {
+  if (neox) {
+    let half = n_rot / 2u;
+    if (di < half) { return vec3<u32>(di, di + half, 1u); }
+    return vec3<u32>(di - half, di - half, 0u);
+  }
+  return vec3<u32>(di / 2u, di ^ 1u, select(0u, 1u, (di & 1u) == 0u));
+}
+
+// The rotated value of dim di from its own value v and its partner's value w.
+fn rope_value(v: f32, w: f32, pl: vec3<u32>, theta: f32) -> f32 {
+  let first = pl.z == 1u;
+  let r = rope_rotate(select(w, v, first), select(v, w, first), theta);
+  return select(r.y, r.x, first);
+}

@@ -48,20 +48,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let b = row / (p.heads * p.seq);
   let base = p.off + b * p.st_b + s * p.st_s + h * p.st_h;
   let pos = row_position(s);
-  let half = p.n_rot / 2u;
   let first = (u % p.upr) * p.ppu;
   for (var k = 0u; k < p.ppu; k = k + 1u) {
     let i = first + k;
-    var ia = 2u * i;
-    var ib = 2u * i + 1u;
-    if (p.neox != 0u) {
-      ia = i;
-      ib = i + half;
-    }
+    let ab = rope_pair(i, p.n_rot, p.neox != 0u);
     // rope_common, as rope.wgsl: rope_ and rope give the same bits on one adapter.
-    let r = rope_rotate(ld(base + ia * p.st_d), ld(base + ib * p.st_d),
+    let r = rope_rotate(ld(base + ab.x * p.st_d), ld(base + ab.y * p.st_d),
                         rope_theta(pos, i, p.n_rot, p.freq_scale, p.base_log2));
-    st(base + ia * p.st_d, r.x);
-    st(base + ib * p.st_d, r.y);
+    st(base + ab.x * p.st_d, r.x);
+    st(base + ab.y * p.st_d, r.y);
   }
 }
