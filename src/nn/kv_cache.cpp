@@ -16,6 +16,16 @@ using namespace ops_detail;
 
 namespace {
 std::string i2s(int64_t v) { return std::to_string(v); }
+
+// An in-place KVAppend into a host cache: the CPU kernel, counted in the stats as the runtime
+// would (the runtime itself is bypassed: it could redirect an in-place op to a copy).
+void run_on_host_cache(Runtime& rt, OpCall& call) {
+  Backend& cpu = rt.cpu_backend();
+  cpu.execute(call);
+  auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
+  c.calls++;
+  c.last_reason = "in-place write into a host cache";
+}
 }  // namespace
 
 KVCache::KVCache(int64_t max_ctx, int64_t n_kv_heads, int64_t head_dim, DType dtype, Device device)
@@ -117,11 +127,7 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
   if (device_.is_cpu()) {
-    Backend& cpu = rt.cpu_backend();
-    cpu.execute(call);
-    auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
-    c.calls++;
-    c.last_reason = "in-place write into a host cache";
+    run_on_host_cache(rt, call);
   } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
     rt.run(call, {}, device_);  // as write_rows: every input on this device, so it runs there
   } else {
@@ -195,11 +201,7 @@ void KVCache::write_rows(const Tensor& k, const Tensor& v) {
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel());
   if (device_.is_cpu()) {
-    Backend& cpu = rt.cpu_backend();
-    cpu.execute(call);
-    auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
-    c.calls++;
-    c.last_reason = "in-place write into a host cache";
+    run_on_host_cache(rt, call);
     return;
   }
   DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
