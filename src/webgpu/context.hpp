@@ -26,6 +26,7 @@ struct Features {
   bool subgroups = false;
   bool timestamp_query = false;
   bool subgroup_matrix = false;
+  bool packed_dot = false;  // WGSL language feature packed_4x8_integer_dot_product (dot4I8Packed)
 };
 
 struct Limits {

@@ -40,6 +40,8 @@ const char* adapter_type_name(AdapterType t) {
 // Feature values of this Dawn build whose names we report (standard numbering with
 // DepthClipControl = 1; Dawn's range found by asking the build, see docs/webgpu.md).
 constexpr uint32_t kSubgroupMatrix = 0x50037;
+// WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct (webgpu.h).
+constexpr uint32_t kWgslPacked4x8IntegerDotProduct = 0x2;
 const char* feature_name(uint32_t v) {
   switch (v) {
     case 0x01: return "depth-clip-control";
@@ -259,6 +261,9 @@ bool DawnInstance::init(std::string* why) {
       if (const char* n = feature_name(sf.features[i])) d.feature_names.push_back(n);
     }
     procs_->SupportedFeaturesFreeMembers(sf);
+    // A WGSL language feature (instance-wide), listed with the adapter's for `wgt info`.
+    if (procs_->InstanceHasWGSLLanguageFeature(instance_, kWgslPacked4x8IntegerDotProduct))
+      d.feature_names.push_back("wgsl:packed_4x8_integer_dot_product");
     PaddedLimits lim;
     procs_->AdapterGetLimits(res.a, &lim.l);
     d.limit_list = limit_list(lim.l);
@@ -404,6 +409,7 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   features_.subgroups = p().DeviceHasFeature(device_, feature::Subgroups) != 0;
   features_.timestamp_query = p().DeviceHasFeature(device_, feature::TimestampQuery) != 0;
   features_.subgroup_matrix = p().DeviceHasFeature(device_, kSubgroupMatrix) != 0;
+  features_.packed_dot = p().InstanceHasWGSLLanguageFeature(inst.handle(), kWgslPacked4x8IntegerDotProduct) != 0;
   PaddedLimits dl;
   p().DeviceGetLimits(device_, &dl.l);
   limits_.max_buffer_size = dl.l.max_buffer_size;

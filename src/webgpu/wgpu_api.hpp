@@ -406,6 +406,7 @@ struct PopErrorScopeCallbackInfo {
   X(InstanceWaitAny, uint32_t, (Instance, size_t, FutureWaitInfo*, uint64_t))                                \
   X(InstanceProcessEvents, void, (Instance))                                                                 \
   X(InstanceRelease, void, (Instance))                                                                       \
+  X(InstanceHasWGSLLanguageFeature, Bool, (Instance, uint32_t))                                              \
   X(AdapterGetInfo, Status, (Adapter, AdapterInfo*))                                                         \
   X(AdapterInfoFreeMembers, void, (AdapterInfo))                                                             \
   X(AdapterPropertiesMemoryHeapsFreeMembers, void, (AdapterPropertiesMemoryHeaps))                           \

@@ -88,6 +88,7 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     unsetenv("WGT_QMATVEC_XSTAT_ROWS");
     unsetenv("WGT_QMATVEC_XSTAT_BATCH");
+    unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -670,6 +671,14 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
         }
     }
   }
+  // Without dot4I8Packed (emulated) the default runs the f32-x kernel, with its tolerance.
+  unsetenv("WGT_QMATVEC_KERNEL");
+  setenv("WGT_WEBGPU_DISABLE_PACKED_DOT", "1", 1);
+  for (QType t : {QType::Q4_0, QType::Q6_K}) check_matmul(t, 1, 5, 512, "no packed dot");
+  EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream");
+  unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
+  (void)qmatmul_t(Tensor::from_vector(randn(512, 3, 1.f), {1, 512}).to(d), qrand(QType::Q6_K, 5, 512, 4).to(d));
+  EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "i8x2");  // checked numerically above
   // A corrupt (NaN / inf) scale stays in its row.
   for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
     const int64_t N = 5, K = qtype_info(t).block_elems * 2, bad = 2;

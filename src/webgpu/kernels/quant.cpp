@@ -407,7 +407,12 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       return;
     }
     const bool x2 = want == MatvecKernel::I8x2;
-    const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr;
+    // The i8 kernels need dot4I8Packed (a WGSL language feature every Dawn we know of has;
+    // without it they quietly run `stream`, as for the formats without an i8 part).
+    // WGT_WEBGPU_DISABLE_PACKED_DOT=1 emulates such an implementation (tests).
+    const char* no_dot = std::getenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
+    const bool packed_dot = ctx.features().packed_dot && !(no_dot && std::string(no_dot) == "1");
+    const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr && packed_dot;
     const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
