@@ -22,12 +22,7 @@ fn i8_dot(blk: u32, b: u32, p: u32) -> f32 {
   let qa = bytes8_at(blk + Q_OFF_QL + 64u * h + l0);
   let qb = bytes8_at(blk + Q_OFF_QL + 64u * h + 32u + l0);
   let qh = bytes8_at(blk + Q_OFF_QH + 32u * h + l0);
-  // Scales of quarters 0..3: bytes j, j + 2, j + 4, j + 6 of scales[8h ..], j = l0 / 16.
-  let sa = bytes4_at(blk + Q_OFF_SCALES + 8u * h);
-  let sb = bytes4_at(blk + Q_OFF_SCALES + 8u * h + 4u);
-  let sh = 8u * (l0 / Q_SUB);
-  let sv = bitcast<vec4<i32>>(vec4<u32>(sa << (24u - sh), sa << (8u - sh), sb << (24u - sh), sb << (8u - sh)));
-  let sc = vec4<f32>(sv >> vec4<u32>(24u));
+  let sc = q6k_scales4(blk + Q_OFF_SCALES + 8u * h, l0 / Q_SUB);
   let g = 16u * b + 8u * h + l0 / 16u;  // x group of quarter 0; quarter t: g + 2t
   let hi = (p % 2u) != 0u;              // the part's 8 values are the upper half of its groups
   var s = vec4<f32>();

@@ -41,12 +41,6 @@ fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {
                     dot(bytes_bits((qb & m4) | (((qh >> 2u) & m2) << 4u), 0u, 0x3Fu), v.x1),
                     dot(bytes_bits(((qa >> 4u) & m4) | (((qh >> 4u) & m2) << 4u), 0u, 0x3Fu), v.x2),
                     dot(bytes_bits(((qb >> 4u) & m4) | (((qh >> 6u) & m2) << 4u), 0u, 0x3Fu), v.x3));
-  // Scales of quarters 0..3: bytes j, j + 2, j + 4, j + 6 of scales[8h ..] with j = l0 / Q_SUB,
-  // i.e. bytes j and j + 2 of two words; each moved to the top byte and sign-extended.
-  let sa = bytes4_at(blk + Q_OFF_SCALES + 8u * h);
-  let sb = bytes4_at(blk + Q_OFF_SCALES + 8u * h + 4u);
-  let sh = 8u * (l0 / Q_SUB);
-  let sv = bitcast<vec4<i32>>(vec4<u32>(sa << (24u - sh), sa << (8u - sh), sb << (24u - sh), sb << (8u - sh)));
-  let sc = vec4<f32>(sv >> vec4<u32>(24u));
+  let sc = q6k_scales4(blk + Q_OFF_SCALES + 8u * h, l0 / Q_SUB);
   return half_at(blk + Q_OFF_D) * dot(sc, s - f32(Q_ZERO) * v.sums);
 }

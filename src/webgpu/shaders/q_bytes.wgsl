@@ -106,3 +106,13 @@ fn scale_min_pair_k(s0: u32, s1: u32, s2: u32, c: u32) -> vec4<f32> {
   let mn = select(((e >> 4u) & 0x0F0Fu) | ((m >> 2u) & 0x3030u), m & 0x3F3Fu, c < 2u);
   return vec4<f32>(f32(sc & 0xFFu), f32(sc >> 8u), f32(mn & 0xFFu), f32(mn >> 8u));
 }
+// Q6_K: the int8 scales of quarters 0..3 of a half at column sub-block j (0 or 1), the half's
+// scales starting at byte offset so: bytes j, j + 2, j + 4, j + 6, i.e. bytes j and j + 2 of
+// two words, each moved to the top byte and sign-extended.
+fn q6k_scales4(so: u32, j: u32) -> vec4<f32> {
+  let sa = bytes4_at(so);
+  let sb = bytes4_at(so + 4u);
+  let sh = 8u * j;
+  let sv = bitcast<vec4<i32>>(vec4<u32>(sa << (24u - sh), sa << (8u - sh), sb << (24u - sh), sb << (8u - sh)));
+  return vec4<f32>(sv >> vec4<u32>(24u));
+}
