@@ -1,6 +1,7 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul; for small M q_mv_stream[_sg] over the format's
-// q*_lane with weights read directly (default) or staged through workgroup memory, or
+// q*_i8 part with 8-bit x (default) or its q*_lane with weights read directly or staged
+// through workgroup memory, or
 // q_mv_xstat[_sg] over the same q*_lane with x held in registers, or q_matvec[_sg] over its
 // q*_dot; q_matmul_tiled over its q*_decode for prefill), dequantize (OpKind::QDequantize;
 // q_dequant) and the embedding lookup (OpKind::QGetRows; q_get_rows). Weights stay packed in
@@ -160,17 +161,22 @@ bool use_subgroups(const Context& ctx) {
 
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
-// The M <= 4 kernel, WGT_QMATVEC_KERNEL: `i8` (default; below), `stream` (the streaming
-// matvec with f32 x and direct scalar loads; what `i8` runs for formats without an i8 part), `staged` (the streaming matvec with each warp's weight bytes staged through
-// workgroup memory by vec4 loads, where rows are 16-byte aligned and the staging fits, else
-// `stream`; slower on the H200, BENCHMARKS.md run 7), `xstat` (q_mv_xstat[_sg]: x held in
-// registers while the workgroup sweeps its rows, where K fits, else `stream`) or `items`
-// (q_matvec[_sg], one block per invocation), so that all of them can be compared on the same
-// build; `i8` (the streaming matvec with x quantized to 8 bits per 16 values and packed
-// integer dot products, q_mv_stream_i8; formats with a q*_i8 part — Q4_0, Q8_0, Q4_K, Q6_K —
-// else `stream`). i8 is the default because it is 1.2-2x faster on the H200 (BENCHMARKS.md run
-// 8); its results differ from the CPU's f32-x product by the rounding of x, within the bound
-// documented in docs/quantization.md (`stream` gives the f32-x result).
+// The M <= 4 kernel, WGT_QMATVEC_KERNEL:
+// - `i8x2` (default) / `i8`: the streaming matvec with x quantized per 16 values into two /
+//   one 8-bit terms and packed integer dot products (q_mv_stream_i8 over the format's q*_i8
+//   part: Q4_0, Q8_0, Q4_K, Q6_K; `stream` for the other formats and where the WGSL feature
+//   packed_4x8_integer_dot_product is missing). Results differ from the CPU's f32-x product by
+//   the rounding of x, within the bounds in docs/quantization.md: about f16 precision for
+//   i8x2 (the default: 1.1-1.6x faster than `stream` on the H200, BENCHMARKS.md run 8), up to
+//   ~0.4% of a row's largest output for i8 (the fastest: 1.3-2x).
+// - `stream`: the streaming matvec with f32 x and direct scalar loads (the f32-x result).
+// - `staged`: `stream` with each warp's weight bytes staged through workgroup memory by vec4
+//   loads, where rows are 16-byte aligned and the staging fits, else `stream` (slower on the
+//   H200, run 7).
+// - `xstat`: q_mv_xstat[_sg], x held in registers while the workgroup sweeps its rows, where K
+//   fits, else `stream`.
+// - `items`: q_matvec[_sg], one block per invocation.
+// All on the same build, so that they can be compared.
 enum class MatvecKernel { Staged, Stream, Xstat, Items, I8, I8x2 };
 const char* matvec_kernel_name(MatvecKernel k) {
   switch (k) {
