@@ -112,6 +112,18 @@ Support check_rope(const Context&, const OpCall& call) {
   return small_enough(call);
 }
 
+// The rotation fields every rope kernel's params share (rope.wgsl, rope_inplace.wgsl,
+// attention_kv_append_rope.wgsl): n_rot, neox, pos_offset, base_log2 (log2 of the base, in
+// double on the host) and freq_scale.
+template <class P>
+void set_rope_fields(P& p, const OpAttrs& a) {
+  p.n_rot = u32(a.n_rot);
+  p.neox = a.rope_neox ? 1 : 0;
+  p.pos_offset = u32(a.pos_offset);
+  p.base_log2 = static_cast<float>(std::log2(a.scalar0));
+  p.freq_scale = static_cast<float>(a.scalar1);
+}
+
 // In place (no outputs): rotation units of one row, see rope_inplace.wgsl. f32: one pair per
 // unit. f16: a unit must own whole words: normal pairs (2i, 2i+1) are one word; neox pairs
 // (i, i + n_rot/2) take two adjacent pairs per unit when n_rot/2 is even, else the whole row.
@@ -136,11 +148,7 @@ void launch_rope_inplace(Context& ctx, OpCall& call) {
   p.ppu = u32(ppu);
   p.seq = u32(x.shape()[r - 3]);
   p.heads = u32(x.shape()[r - 2]);
-  p.n_rot = u32(call.attrs.n_rot);
-  p.neox = call.attrs.rope_neox ? 1 : 0;
-  p.pos_offset = u32(call.attrs.pos_offset);
-  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
-  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  set_rope_fields(p, call.attrs);
   p.off = u32(x.offset());
   p.st_b = u32(st[0]);
   p.st_s = u32(st[1]);
@@ -173,11 +181,7 @@ void launch_rope(Context& ctx, OpCall& call) {
   p.seq = u32(x.shape()[r - 3]);
   p.heads = u32(x.shape()[r - 2]);
   p.d = u32(x.shape()[r - 1]);
-  p.n_rot = u32(call.attrs.n_rot);
-  p.neox = call.attrs.rope_neox ? 1 : 0;
-  p.pos_offset = u32(call.attrs.pos_offset);
-  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
-  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  set_rope_fields(p, call.attrs);
   p.out_off = u32(y.offset());
   ShaderVariant v{"rope", {{"F16", f16_flag(x.dtype())}, {"HAS_POS", has_pos ? "true" : "false"}}};
   run_words(ctx, v, {ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)}, &p, sizeof p, y.offset(), y.numel(), y.dtype());
@@ -308,11 +312,7 @@ void launch_kv_append_rope(Context& ctx, OpCall& call) {
   p.q_heads = u32(q.shape()[1]);
   p.row = u32(kc.shape()[1] * kc.shape()[2]);
   p.d = u32(kc.shape()[2]);
-  p.n_rot = u32(call.attrs.n_rot);
-  p.neox = call.attrs.rope_neox ? 1 : 0;
-  p.pos_offset = u32(pos);
-  p.base_log2 = static_cast<float>(std::log2(call.attrs.scalar0));
-  p.freq_scale = static_cast<float>(call.attrs.scalar1);
+  set_rope_fields(p, call.attrs);  // pos_offset = pos
   p.q_off = u32(q.offset());
   p.st_s = u32(st[1]);
   p.st_h = u32(st[2]);
