@@ -30,6 +30,7 @@ struct Timing {
   int iters = 0;        // calls in the timed wall-clock run
   double warmup_s = 0;  // wall seconds of warm-up calls before it
   double wall_s = 0;    // wall seconds per call, between two synchronize() calls
+  double host_s = 0;    // host seconds per call to enqueue them (the timed run, before its final wait)
   double gpu_s = -1;    // GPU kernel seconds per call (sum over the call's kernels); < 0: not measured
   int gpu_iters = 0;    // calls in the profiled run
   std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
@@ -55,12 +56,16 @@ inline double env_ms(const char* name, double dflt) {
   return (*end == '\0' && x >= 0) ? x : dflt;
 }
 
-// Wall seconds of n calls, the queue drained before and after.
-inline double run_wall(const std::function<void()>& fn, int n) {
+// Wall seconds of n calls, the queue drained before and after; *host gets the seconds spent
+// enqueueing them (before the final wait). When host is close to the wall time, the calls
+// are bound by the host side (recording, validation, submission), not by the GPU.
+inline double run_wall(const std::function<void()>& fn, int n, double* host = nullptr) {
   synchronize();
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) fn();
+  const auto t1 = std::chrono::steady_clock::now();
   synchronize();
+  if (host) *host = std::chrono::duration<double>(t1 - t0).count();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -87,9 +92,11 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   n = per_call > 0 ? static_cast<int>(std::ceil(o.target_ms * 1e-3 / per_call)) : o.min_iters;
   n = std::clamp(n, o.min_iters, o.max_iters);
   for (;;) {
-    const double s = detail::run_wall(fn, n);
+    double host = 0;
+    const double s = detail::run_wall(fn, n, &host);
     t.iters = n;
     t.wall_s = s / n;
+    t.host_s = host / n;
     if (s * 1e3 >= o.target_ms * 0.9 || n >= o.max_iters) break;
     n = std::clamp(s > 0 ? static_cast<int>(n * o.target_ms / (s * 1e3) * 1.2) + 1 : n * 8, n + 1, o.max_iters);
   }
@@ -126,6 +133,15 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   return t;
 }
 
+// How many distinct copies of its operands a bench cycles through (env WGT_BENCH_COPIES, default
+// 1). The H200's L2 holds 50 MB, so a 16-60 MB operand read by every call of a loop can be
+// served partly from L2; with copies whose total exceeds L2 several times every call reads
+// from memory, as a model's decode step does (each layer's weights and cache are read once).
+inline int copies_from_env() {
+  const double c = detail::env_ms("WGT_BENCH_COPIES", 1);
+  return std::max(1, std::min(64, static_cast<int>(c)));
+}
+
 // "%.*f" of v * scale, or "-" (right-aligned in width) when v < 0 (not measured).
 inline std::string fmt(double v, double scale, int width, int prec) {
   char buf[64];
@@ -140,10 +156,11 @@ inline double rate(double amount, double s) { return s > 0 ? amount / s : -1; }
 // One line saying how the gpu column was measured (or why it is empty).
 inline void print_gpu_note(const Timing& t) {
   if (t.has_gpu())
-    std::printf("  (wall: %d calls after %.0f ms of warm-up; gpu: sum of kernel times from timestamp queries over "
-                "%d profiled calls)\n", t.iters, t.warmup_s * 1e3, t.gpu_iters);
+    std::printf("  (wall: %d calls after %.0f ms of warm-up, host enqueue %.2f us/call; gpu: sum of kernel times "
+                "from timestamp queries over %d profiled calls)\n", t.iters, t.warmup_s * 1e3, t.host_s * 1e6, t.gpu_iters);
   else
-    std::printf("  (gpu column empty: %s)\n", t.gpu_why.c_str());
+    std::printf("  (wall: %d calls, host enqueue %.2f us/call; gpu column empty: %s)\n", t.iters, t.host_s * 1e6,
+                t.gpu_why.c_str());
 }
 
 }  // namespace wgt::bench

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -40,24 +41,23 @@ std::vector<float> download(const Tensor& t, int64_t start, int64_t count) {
 
 bool close(double got, double want, double tol) { return std::fabs(got - want) <= tol * (1.0 + std::fabs(want)); }
 
-// Times `iters` calls of `op` between two synchronize() calls after warm-up; verifies the
-// result of the last call before printing.
+// Times calls of `op` (bench_timing.hpp: >= 200 ms of warm-up so the clocks ramp up, then at
+// least `iters` calls and >= 300 ms between two synchronize() calls); verifies the result of
+// the last call before printing.
 bool measure(const char* name, double bytes_per_call, int iters, const std::function<Tensor()>& op,
              const std::function<bool(const Tensor&)>& verify) {
   Tensor out;
-  for (int i = 0; i < 3; ++i) out = op();
-  synchronize();
-  const auto t0 = Clock::now();
-  for (int i = 0; i < iters; ++i) out = op();
-  synchronize();
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  bench::TimingOptions o;
+  o.min_iters = iters;
+  o.gpu = false;
+  const bench::Timing t = bench::time_calls([&] { out = op(); }, o);
   if (!verify(out)) {
     std::printf("%-28s FAILED verification; no figure printed\n", name);
     return false;
   }
-  const double bps = bytes_per_call * iters / s;
-  std::printf("%-28s %9.1f GB/s  %5.1f%% of 4.17 TB/s  (%.3f ms/call, %d calls)\n", name, bps / 1e9,
-              100.0 * bps / kPeakBytesPerS, 1e3 * s / iters, iters);
+  const double bps = bytes_per_call / t.wall_s;
+  std::printf("%-28s %9.1f GB/s  %5.1f%% of 4.17 TB/s  (%.2f us/call wall, host enqueue %.2f us/call, %d calls)\n", name,
+              bps / 1e9, 100.0 * bps / kPeakBytesPerS, 1e6 * t.wall_s, 1e6 * t.host_s, t.iters);
   return true;
 }
 
@@ -97,11 +97,18 @@ int main(int argc, char** argv) {
   // The copy kernel is driven through the backend with a preallocated output: a plain device
   // copy, without the runtime's per-call output allocation.
   DeviceBackend* backend = Runtime::get().webgpu_backend(0);
-  const Tensor copy_out = Tensor::empty({rows, kRow}, DType::F32, gpu);
+  // Calls cycle through WGT_BENCH_COPIES (source, output) pairs, all holding the same data, so
+  // a copy smaller than L2 can be measured from memory (bench_timing.hpp).
+  std::vector<std::pair<Tensor, Tensor>> copy_pairs;
+  if (want("copy"))
+    for (int c = 0; c < bench::copies_from_env(); ++c)
+      copy_pairs.emplace_back(c ? Tensor::from_vector(ha, {rows, kRow}, gpu) : a, Tensor::empty({rows, kRow}, DType::F32, gpu));
+  size_t copy_calls = 0;
   auto copy = [&] {
-    OpCall c{OpKind::Copy, "copy", {a}, {copy_out}, {}};
+    const auto& [src, dst] = copy_pairs[copy_calls++ % copy_pairs.size()];
+    OpCall c{OpKind::Copy, "copy", {src}, {dst}, {}};
     backend->execute(c);
-    return copy_out;
+    return dst;
   };
   if (want("copy")) ok &= measure("copy", 2.0 * n * 4, iters, copy, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {

@@ -121,6 +121,10 @@ int main(int argc, char** argv) {
     const QTensor q = quantize(w, t);
     const QTensor qg = q.to(gpu);
     pin(qg.bytes());
+    std::vector<QTensor> rot(static_cast<size_t>(bench::copies_from_env() - 1));  // extra copies cycled by decode
+    for (auto& r : rot) r = q.to(gpu);
+    size_t call = 0;
+    auto next_w = [&]() -> const QTensor& { const size_t i = call++ % (rot.size() + 1); return i ? rot[i - 1] : qg; };
     // correctness first, against the CPU kernel
     // The i8 kernel rounds x to 8 bits per 16 values (tests/webgpu/test_quant.cpp checks it
     // against the bound of that rounding; here about 0.5% of the largest output).
@@ -129,12 +133,12 @@ int main(int argc, char** argv) {
       return 2;
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
-    const bench::Timing t1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    const bench::Timing t1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
     // the old kernel, checked too, then the caller's choice again
     setenv("WGT_QMATVEC_KERNEL", "items", 1);
     if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
       return 2;
-    const bench::Timing t_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, qg); });
+    const bench::Timing t_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
     if (env_kernel) setenv("WGT_QMATVEC_KERNEL", user_kernel.c_str(), 1); else unsetenv("WGT_QMATVEC_KERNEL");
     const bench::Timing tp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
     const double bytes = static_cast<double>(q.nbytes());
@@ -151,5 +155,6 @@ int main(int argc, char** argv) {
     unpin(qg.bytes());
   }
   bench::print_gpu_note(last);
+  std::printf("  (decode calls cycle through %d copies of each weight: WGT_BENCH_COPIES)\n", bench::copies_from_env());
   return 0;
 }
