@@ -14,6 +14,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,7 @@ struct Timing {
   double warmup_s = 0;  // wall seconds of warm-up calls before it
   double wall_s = 0;    // wall seconds per call, between two synchronize() calls
   double host_s = 0;    // host seconds per call to enqueue them (the timed run, before its final wait)
+  double host_cpu_s = 0;  // CPU seconds of the calling thread per call over the same span
   double gpu_s = -1;    // GPU kernel seconds per call (sum over the call's kernels); < 0: not measured
   int gpu_iters = 0;    // calls in the profiled run
   std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
@@ -59,13 +61,24 @@ inline double env_ms(const char* name, double dflt) {
 // Wall seconds of n calls, the queue drained before and after; *host gets the seconds spent
 // enqueueing them (before the final wait). When host is close to the wall time, the calls
 // are bound by the host side (recording, validation, submission), not by the GPU.
-inline double run_wall(const std::function<void()>& fn, int n, double* host = nullptr) {
+inline double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// *host_cpu: the calling thread's CPU seconds over the same span (without the time it was
+// preempted, e.g. by lavapipe's worker threads on a small machine).
+inline double run_wall(const std::function<void()>& fn, int n, double* host = nullptr, double* host_cpu = nullptr) {
   synchronize();
+  const double c0 = thread_cpu_s();
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) fn();
   const auto t1 = std::chrono::steady_clock::now();
+  const double c1 = thread_cpu_s();
   synchronize();
   if (host) *host = std::chrono::duration<double>(t1 - t0).count();
+  if (host_cpu) *host_cpu = c1 - c0;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -92,11 +105,12 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   n = per_call > 0 ? static_cast<int>(std::ceil(o.target_ms * 1e-3 / per_call)) : o.min_iters;
   n = std::clamp(n, o.min_iters, o.max_iters);
   for (;;) {
-    double host = 0;
-    const double s = detail::run_wall(fn, n, &host);
+    double host = 0, host_cpu = 0;
+    const double s = detail::run_wall(fn, n, &host, &host_cpu);
     t.iters = n;
     t.wall_s = s / n;
     t.host_s = host / n;
+    t.host_cpu_s = host_cpu / n;
     if (s * 1e3 >= o.target_ms * 0.9 || n >= o.max_iters) break;
     n = std::clamp(s > 0 ? static_cast<int>(n * o.target_ms / (s * 1e3) * 1.2) + 1 : n * 8, n + 1, o.max_iters);
   }
@@ -156,11 +170,12 @@ inline double rate(double amount, double s) { return s > 0 ? amount / s : -1; }
 // One line saying how the gpu column was measured (or why it is empty).
 inline void print_gpu_note(const Timing& t) {
   if (t.has_gpu())
-    std::printf("  (wall: %d calls after %.0f ms of warm-up, host enqueue %.2f us/call; gpu: sum of kernel times "
-                "from timestamp queries over %d profiled calls)\n", t.iters, t.warmup_s * 1e3, t.host_s * 1e6, t.gpu_iters);
+    std::printf("  (wall: %d calls after %.0f ms of warm-up, host enqueue %.2f us/call (%.2f us of thread CPU); gpu: sum "
+                "of kernel times from timestamp queries over %d profiled calls)\n", t.iters, t.warmup_s * 1e3,
+                t.host_s * 1e6, t.host_cpu_s * 1e6, t.gpu_iters);
   else
-    std::printf("  (wall: %d calls, host enqueue %.2f us/call; gpu column empty: %s)\n", t.iters, t.host_s * 1e6,
-                t.gpu_why.c_str());
+    std::printf("  (wall: %d calls, host enqueue %.2f us/call (%.2f us of thread CPU); gpu column empty: %s)\n", t.iters,
+                t.host_s * 1e6, t.host_cpu_s * 1e6, t.gpu_why.c_str());
 }
 
 }  // namespace wgt::bench
