@@ -106,7 +106,9 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   n = std::clamp(n, o.min_iters, o.max_iters);
   for (;;) {
     double host = 0, host_cpu = 0;
+    if (host_profiling()) (void)host_profile_read(true);  // WGT_HOST_PROFILE=1: the timed run's stages only
     const double s = detail::run_wall(fn, n, &host, &host_cpu);
+    if (host_profiling()) std::fprintf(stderr, "timed run of %d calls: %s", n, host_profile_report(true).c_str());
     t.iters = n;
     t.wall_s = s / n;
     t.host_s = host / n;

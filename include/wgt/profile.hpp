@@ -32,4 +32,22 @@ std::string webgpu_profile_report(bool reset = false, int device = 0);
 // The same table for times already read.
 std::string format_kernel_times(const std::vector<KernelTime>& times);
 
+// Host-side time of the runtime's own stages, to tell whether small ops are bound by the host:
+// per op the backend choice (capability checks, policy), input residency, output allocation,
+// the backend's launch and recording, the bookkeeping; for WebGPU also the pipeline lookup,
+// the dispatch recording (ours and Dawn's) and the batch submissions. Off by default (then each
+// timer costs one relaxed atomic load); env WGT_HOST_PROFILE=1 turns it on at start-up and
+// prints host_profile_report() to stderr at exit. Stages nest (an op's execute contains its
+// pipeline lookups and dispatches), so totals do not add up across levels.
+struct HostStageTime {
+  std::string stage;
+  uint64_t count = 0;  // times the stage ran
+  double total_us = 0;
+  double mean_us() const { return count ? total_us / static_cast<double>(count) : 0.0; }
+};
+void host_profile(bool on);
+bool host_profiling();
+std::vector<HostStageTime> host_profile_read(bool reset = true);
+std::string host_profile_report(bool reset = false);
+
 }  // namespace wgt

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "cpu/cpu_backend.hpp"
+#include "runtime/host_profile.hpp"
 #include "webgpu/webgpu_factory.hpp"
 #include "wgt/wgt.hpp"
 
@@ -151,7 +153,9 @@ static std::string describe(const OpCall& call) {
 }
 
 std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
+  hostprof::Scope prof_op(hostprof::OpTotal);
   auto t0 = std::chrono::steady_clock::now();
+  std::optional<hostprof::Scope> prof_stage(std::in_place, hostprof::Choose);
   Backend* chosen = nullptr;
   std::string reason;
   bool fallback = false;
@@ -200,6 +204,7 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       throw_error(ErrorKind::Unsupported, call.name, describe(call) + " not supported on " + cpu.name() + ": " + s.reason);
   }
   const Device dev = chosen->device();
+  prof_stage.emplace(hostprof::Inputs);
   // Everything touched from here on is in use by this op and never evicted for it.
   InFlight guard(*this);
   // Only the scalar counters are diffed (copying stats_ would deep-copy the per-op map).
@@ -216,12 +221,15 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
     for (const auto& o : outs) out_bytes += static_cast<uint64_t>(checked_numel(o.shape)) * dtype_size(o.dtype);
     ensure_room(dev, out_bytes, call.name.c_str());
   }
+  prof_stage.emplace(hostprof::Outputs);
   call.outputs.clear();
   for (const auto& o : outs) call.outputs.push_back(Tensor::empty(o.shape, o.dtype, dev));
+  prof_stage.emplace(hostprof::Execute);
   chosen->execute(call);
   std::vector<Tensor> results = call.outputs;
   for (auto& r : results)
     if (r.device() != target) r = r.to(target);
+  prof_stage.emplace(hostprof::Bookkeeping);
 
   // Assigned field by field: the strings reuse their capacity (no allocation per op).
   std::string backend_name = chosen->name();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "runtime/host_profile.hpp"
 #include "webgpu/buffer_pool.hpp"
 #include "webgpu/shader_registry.hpp"
 
@@ -432,6 +433,7 @@ void WebGPUBackend::synchronize() {
 // ---- pipelines ----
 
 const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
+  hostprof::Scope prof(hostprof::Pipeline);
   // The layout mode is part of the cache key, so set_bind_cache() can switch at any time.
   std::string key = variant.key();
   if (bind_cache_) key += "#dyn";
@@ -536,6 +538,7 @@ void WebGPUBackend::begin_batch() {
 }
 
 void WebGPUBackend::dispatch(const Dispatch& d) {
+  hostprof::Scope prof(hostprof::Dispatch);
   if (!d.pipeline) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "null pipeline");
   if (d.args.size() > limits().max_storage_buffers_per_shader_stage)
     throw_error(ErrorKind::Unsupported, "webgpu::dispatch",
@@ -618,15 +621,22 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
       bg = it->second;
       ++stats_.bind_group_reuses;
     } else {
+      hostprof::Scope prof_bg(hostprof::BindGroup);
       bg = p.DeviceCreateBindGroup(dev_->handle(), &bd);
       bind_groups_.emplace(bind_key_, bg);
       ++stats_.bind_groups_created;
     }
+    hostprof::Scope prof_enc(hostprof::DawnEncode);
     p.ComputePassEncoderSetBindGroup(batch_->pass, 0, bg, 1, &slot);
     p.ComputePassEncoderDispatchWorkgroups(batch_->pass, d.groups_x, d.groups_y, d.groups_z);
   } else {
-    BindGroup bg = p.DeviceCreateBindGroup(dev_->handle(), &bd);
+    BindGroup bg;
+    {
+      hostprof::Scope prof_bg(hostprof::BindGroup);
+      bg = p.DeviceCreateBindGroup(dev_->handle(), &bd);
+    }
     ++stats_.bind_groups_created;
+    hostprof::Scope prof_enc(hostprof::DawnEncode);
     p.ComputePassEncoderSetBindGroup(batch_->pass, 0, bg, 0, nullptr);
     p.ComputePassEncoderDispatchWorkgroups(batch_->pass, d.groups_x, d.groups_y, d.groups_z);
     p.BindGroupRelease(bg);  // the encoder keeps its own reference
@@ -648,6 +658,7 @@ void WebGPUBackend::flush() { flush_with(nullptr); }
 
 void WebGPUBackend::flush_with(const TailCopy* tail) {
   if (!batch_) return;
+  hostprof::Scope prof(hostprof::Flush);
   std::unique_ptr<Batch> b = std::move(batch_);
   const Procs& p = dev_->p();
   if (b->pass) {
