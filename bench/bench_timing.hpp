@@ -34,6 +34,8 @@ struct Timing {
   double host_s = 0;    // host seconds per call to enqueue them (the timed run, before its final wait)
   double host_cpu_s = 0;  // CPU seconds of the calling thread per call over the same span
   double gpu_s = -1;    // GPU kernel seconds per call (sum over the call's kernels); < 0: not measured
+  double batch_gpu_s = -1;  // GPU seconds per call in batch timing mode (calls back to back); < 0: not measured
+  int batch_calls = 0;      // calls in that run
   int gpu_iters = 0;    // calls in the profiled run
   std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
   std::string gpu_why;  // why gpu_s was not measured
@@ -116,6 +118,20 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
     if (s * 1e3 >= o.target_ms * 0.9 || n >= o.max_iters) break;
     n = std::clamp(s > 0 ? static_cast<int>(n * o.target_ms / (s * 1e3) * 1.2) + 1 : n * 8, n + 1, o.max_iters);
   }
+  // Batch GPU time (wgt/profile.hpp webgpu_batch_timing): the calls' kernels back to back
+  // inside whole batches, host time excluded. WGT_BENCH_BATCH_GPU=0 skips it.
+  if (detail::env_ms("WGT_BENCH_BATCH_GPU", 1) != 0 && webgpu_profile_supported()) {
+    const int nb = std::clamp(n, 1, 256);
+    synchronize();
+    webgpu_batch_timing(true);
+    (void)webgpu_batch_time_read(true);
+    for (int i = 0; i < nb; ++i) fn();
+    synchronize();
+    const BatchGpuTime bt = webgpu_batch_time_read(true);
+    webgpu_batch_timing(false);
+    t.batch_calls = nb;
+    if (bt.batches > 0) t.batch_gpu_s = bt.gpu_us * 1e-6 / nb;
+  }
   if (!o.gpu || detail::env_ms("WGT_BENCH_GPU", 1) == 0) {
     t.gpu_why = "disabled";
     return t;
@@ -171,6 +187,9 @@ inline double rate(double amount, double s) { return s > 0 ? amount / s : -1; }
 
 // One line saying how the gpu column was measured (or why it is empty).
 inline void print_gpu_note(const Timing& t) {
+  if (t.batch_gpu_s >= 0)
+    std::printf("  (batch gpu: %.3f us/call, %d calls back to back in whole batches, timestamps at each batch's "
+                "pass begin/end: device time without the host)\n", t.batch_gpu_s * 1e6, t.batch_calls);
   if (t.has_gpu())
     std::printf("  (wall: %d calls after %.0f ms of warm-up, host enqueue %.2f us/call (%.2f us of thread CPU); gpu: sum "
                 "of kernel times from timestamp queries over %d profiled calls)\n", t.iters, t.warmup_s * 1e3,

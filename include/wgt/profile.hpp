@@ -32,6 +32,19 @@ std::string webgpu_profile_report(bool reset = false, int device = 0);
 // The same table for times already read.
 std::string format_kernel_times(const std::vector<KernelTime>& times);
 
+// GPU time of whole batches of work, without per-dispatch passes: in batch timing mode each
+// recorded batch (up to WGT_WEBGPU_BATCH dispatches, one compute pass) gets a timestamp at the
+// beginning and at the end of its pass, so the time covers its kernels running back to back,
+// with the barriers between them, and leaves out the host (recording, submission) and idle
+// gaps between batches. Each batch submission then waits for its timestamps. Throws
+// Unsupported without timestamp-query.
+struct BatchGpuTime {
+  uint64_t batches = 0, dispatches = 0;
+  double gpu_us = 0;
+};
+void webgpu_batch_timing(bool on, int device = 0);
+BatchGpuTime webgpu_batch_time_read(bool reset = true, int device = 0);
+
 // Host-side time of the runtime's own stages, to tell whether small ops are bound by the host:
 // per op the backend choice (capability checks, policy), input residency, output allocation,
 // the backend's launch and recording, the bookkeeping; for WebGPU also the pipeline lookup,

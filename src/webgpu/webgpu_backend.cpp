@@ -38,6 +38,7 @@ struct WebGPUBackend::Batch {
   uint32_t dispatches = 0;
   const Pipeline* last_pipeline = nullptr;  // SetPipeline only when it changes
   bool profiled = false;
+  bool pass_timed = false;  // batch timing: its one pass writes timestamps 0 (begin) and 1 (end)
   std::vector<const Pipeline*> timed;  // timed[i] wrote timestamps 2i (begin) and 2i+1 (end)
 };
 
@@ -525,12 +526,22 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
 void WebGPUBackend::begin_batch() {
   const Procs& p = dev_->p();
   if (profiling_) ensure_query_set();  // before the batch exists: it may throw
+  const bool pass_timed = batch_timing_ && !profiling_;
+  if (pass_timed) ensure_query_set();
   batch_ = std::make_unique<Batch>();
   CommandEncoderDescriptor ed;
   batch_->encoder = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
   batch_->profiled = profiling_;
+  batch_->pass_timed = pass_timed;
   if (!batch_->profiled) {
     ComputePassDescriptor cd;
+    PassTimestampWrites tw;
+    if (pass_timed) {
+      tw.query_set = query_set_;
+      tw.beginning_of_pass_write_index = 0;
+      tw.end_of_pass_write_index = 1;
+      cd.timestamp_writes = &tw;
+    }
     batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
     ++stats_.passes;
   }
@@ -665,7 +676,7 @@ void WebGPUBackend::flush_with(const TailCopy* tail) {
     p.ComputePassEncoderEnd(b->pass);
     p.ComputePassEncoderRelease(b->pass);
   }
-  const uint32_t n_queries = 2 * static_cast<uint32_t>(b->timed.size());
+  const uint32_t n_queries = b->pass_timed ? 2 : 2 * static_cast<uint32_t>(b->timed.size());
   if (n_queries) {
     p.CommandEncoderResolveQuerySet(b->encoder, query_set_, 0, n_queries, query_resolve_, 0);
     p.CommandEncoderCopyBufferToBuffer(b->encoder, query_resolve_, 0, query_read_, 0, uint64_t{8} * n_queries);
@@ -681,7 +692,8 @@ void WebGPUBackend::flush_with(const TailCopy* tail) {
   p.CommandEncoderRelease(b->encoder);
   ++batch_serial_;
   ++stats_.submits;
-  if (n_queries) collect_timestamps(*b);
+  if (b->pass_timed) collect_batch_time(*b);
+  else if (n_queries) collect_timestamps(*b);
 }
 
 // ---- profiling ----
@@ -727,6 +739,41 @@ void WebGPUBackend::ensure_query_set() {
   query_resolve_ = create_buffer(*dev_, usage::QueryResolve | usage::CopySrc, uint64_t{8} * need, "webgpu profile");
   query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * need, "webgpu profile");
   query_count_ = need;
+}
+
+void WebGPUBackend::set_batch_timing(bool on) {
+  if (on && !features().timestamp_query)
+    throw_error(ErrorKind::Unsupported, "webgpu batch timing",
+                "GPU batch timing needs the timestamp-query feature, which " + name() + " ('" + dev_->desc().name +
+                    "') does not offer; time on the host instead (wall time between synchronize() calls)");
+  if (on == batch_timing_) return;
+  flush();  // the open batch keeps the mode it was recorded in
+  batch_timing_ = on;
+}
+
+void WebGPUBackend::collect_batch_time(const Batch& b) {
+  // Waits for this batch, like collect_timestamps: the host no longer runs ahead, but the
+  // GPU time of the batch itself (its dispatches back to back) is what is measured.
+  const Procs& p = dev_->p();
+  uint64_t ts[2] = {0, 0};
+  map_read(query_read_, sizeof ts, 0, ts, sizeof ts, "webgpu batch timing", [&] {
+    p.BufferRelease(query_read_);
+    query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
+  });
+  if (ts[1] < ts[0]) {
+    ++profile_dropped_;
+    return;
+  }
+  batch_time_.batches += 1;
+  batch_time_.dispatches += b.dispatches;
+  batch_time_.gpu_ns += ts[1] - ts[0];
+}
+
+BatchTime WebGPUBackend::batch_time(bool reset) {
+  flush();
+  const BatchTime t = batch_time_;
+  if (reset) batch_time_ = {};
+  return t;
 }
 
 void WebGPUBackend::collect_timestamps(const Batch& b) {

@@ -32,6 +32,13 @@ struct BatchStats {
   uint64_t timed_dispatches = 0;     // dispatches with GPU timestamps (profiling mode)
 };
 
+// GPU time of whole batches (batch timing mode): one timestamp at the beginning and one at
+// the end of each batch's compute pass.
+struct BatchTime {
+  uint64_t batches = 0, dispatches = 0;
+  uint64_t gpu_ns = 0;  // sum over the batches of end - begin
+};
+
 // GPU time of one kernel (pipeline key: shader name + defines), from timestamp queries.
 struct KernelProfile {
   std::string kernel;
@@ -102,6 +109,14 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   // Timed dispatches whose end timestamp preceded the begin one (the spec allows
   // non-monotonic timestamps); they are left out of the times.
   uint64_t profile_dropped() const { return profile_dropped_; }
+  // Batch timing mode: each batch keeps its single compute pass (its dispatches run back to
+  // back, as without timing) with a timestamp at the pass's beginning and end, and each
+  // flush waits to read them. Per-dispatch profiling, when on, takes precedence. Needs
+  // timestamp-query (Unsupported otherwise); switching flushes the open batch.
+  bool batch_timing() const { return batch_timing_; }
+  void set_batch_timing(bool on);
+  // Totals since the last reset; flushes the open batch first.
+  BatchTime batch_time(bool reset);
 
  private:
   struct Batch;
@@ -124,6 +139,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void drop_bind_groups();
   void ensure_query_set();
   void collect_timestamps(const Batch& b);
+  void collect_batch_time(const Batch& b);
   uint32_t timed_capacity() const;
 
   // Bind groups of pipelines with a dynamic-offset params uniform, keyed by
@@ -161,6 +177,8 @@ class WebGPUBackend final : public DeviceBackend, public Context {
     uint64_t count = 0, total_ns = 0, min_ns = UINT64_MAX, max_ns = 0;
   };
   bool profiling_ = false;
+  bool batch_timing_ = false;
+  BatchTime batch_time_;
   api::QuerySet query_set_ = nullptr;
   uint32_t query_count_ = 0;
   api::Buffer query_resolve_ = nullptr, query_read_ = nullptr;

@@ -113,6 +113,15 @@ std::vector<KernelTime> webgpu_profile_read(bool reset, int device) {
   return to_times(profiled_backend(device, "webgpu_profile_read").profile(reset));
 }
 
+void webgpu_batch_timing(bool on, int device) {
+  profiled_backend(device, "webgpu_batch_timing").set_batch_timing(on);
+}
+
+BatchGpuTime webgpu_batch_time_read(bool reset, int device) {
+  const webgpu::BatchTime t = profiled_backend(device, "webgpu_batch_time_read").batch_time(reset);
+  return {t.batches, t.dispatches, static_cast<double>(t.gpu_ns) / 1e3};
+}
+
 std::string webgpu_profile_report(bool reset, int device) {
   return format_kernel_times(webgpu_profile_read(reset, device));
 }
