@@ -1,7 +1,6 @@
-// Decode attention (q_len <= 4) on WebGPU against the CPU reference, through the three pass-1
-// kernels: the tile kernel (attention_decode_tile.wgsl, the default), the subgroup streaming
-// kernel (attention_decode_sg.wgsl) and the staged split-KV kernel (attention_decode.wgsl),
-// forced with WGT_ATTN_DECODE_KERNEL. Shapes cover the lane
+// Decode attention (q_len <= 4) on WebGPU against the CPU reference, through both pass-1
+// kernels: the subgroup streaming kernel (attention_decode_sg.wgsl) and the staged split-KV
+// kernel (attention_decode.wgsl), forced with WGT_ATTN_DECODE_KERNEL. Shapes cover the lane
 // splits (head dims 64, 96, 128) and one that falls back (80 with f16 K/V), GQA 1/4/8, key
 // counts that are not a multiple of a chunk, masks, f16/f32 caches and very large scores.
 #include <gtest/gtest.h>
@@ -143,7 +142,7 @@ TEST_F(WebGpuAttentionDecode, MatchesReferenceBothKernels) {
       {4, 5000, 8, 2, 128, false, f16, f16, true},
       {4, 7, 4, 1, 128, true, f32, f32, true},
   };
-  for (const char* kernel : {"tile", "sg", "split"}) {
+  for (const char* kernel : {"sg", "split"}) {
     EnvGuard env("WGT_ATTN_DECODE_KERNEL", kernel);
     uint64_t seed = 100;
     for (const Case& c : cases) expect_close(c, kernel, seed += 3);
@@ -157,38 +156,10 @@ TEST_F(WebGpuAttentionDecode, LargeScoresStayFinite) {
       {1, 4097, 8, 2, 128, true, DType::F32, DType::F32, false, 9.0},
       {4, 5000, 8, 8, 64, true, DType::F32, DType::F16, true, 9.0},
   };
-  for (const char* kernel : {"tile", "sg", "split"}) {
+  for (const char* kernel : {"sg", "split"}) {
     EnvGuard env("WGT_ATTN_DECODE_KERNEL", kernel);
     uint64_t seed = 500;
     for (const Case& c : cases) expect_close(c, kernel, seed += 3);
-  }
-  // Several tiles per workgroup: the running max grows from tile to tile and the accumulator
-  // is rescaled each time.
-  EnvGuard kernel("WGT_ATTN_DECODE_KERNEL", "tile"), tile("WGT_ATTN_DECODE_TILE", "16"),
-      chunk("WGT_ATTN_DECODE_CHUNK", "100");
-  uint64_t seed = 600;
-  for (const Case& c : cases) expect_close(c, "tile 16, 7 tiles per workgroup", seed += 3);
-}
-
-// The tile kernel's knobs change only the schedule: tile sizes from 1 key up, several tiles
-// per workgroup (online softmax across tiles), workgroups of 1 to 8 warps (a tile of G * C
-// score invocations must fit), a key count that leaves a partial last tile.
-TEST_F(WebGpuAttentionDecode, TileKnobsKeepResults) {
-  const Case cases[] = {
-      {1, 4097, 8, 2, 128, true, DType::F32, DType::F16},  // GQA 4
-      {2, 301, 8, 1, 64, true, DType::F16, DType::F32},    // GQA 8, f32 cache
-      {1, 77, 4, 4, 96, false, DType::F32, DType::F16, true},
-  };
-  EnvGuard kernel("WGT_ATTN_DECODE_KERNEL", "tile");
-  struct Knobs { const char *tile, *chunk, *warps; };
-  const Knobs sweeps[] = {{"1", nullptr, "1"}, {"8", "8", "2"}, {"32", "200", "4"}, {"64", "64", "8"},
-                          {nullptr, "1000", nullptr}, {"4", "33", "1"}};
-  uint64_t seed = 800;
-  for (const Knobs& k : sweeps) {
-    EnvGuard e1("WGT_ATTN_DECODE_TILE", k.tile), e2("WGT_ATTN_DECODE_CHUNK", k.chunk), e3("WGT_ATTN_DECODE_WARPS", k.warps);
-    for (const Case& c : cases)
-      expect_close(c, std::string("tile ") + (k.tile ? k.tile : "-") + " chunk " + (k.chunk ? k.chunk : "-") + " warps " +
-                          (k.warps ? k.warps : "-"), seed += 3);
   }
 }
 
@@ -211,18 +182,13 @@ TEST_F(WebGpuAttentionDecode, TuningKnobsKeepResults) {
 TEST_F(WebGpuAttentionDecode, KernelKnobSwitchesKernels) {
   const Case c{1, 4097, 8, 2, 128, true, DType::F32, DType::F32};
   const std::vector<Tensor> host = inputs(c, 900);
-  std::vector<double> out[3];
+  std::vector<double> out[2];
   int i = 0;
-  for (const char* kernel : {"tile", "sg", "split"}) {
+  for (const char* kernel : {"sg", "split"}) {
     EnvGuard env("WGT_ATTN_DECODE_KERNEL", kernel);
     out[i++] = host_values(run_gpu(c, host));
   }
   EXPECT_NE(out[0], out[1]);
-  EXPECT_NE(out[0], out[2]);
-  EXPECT_NE(out[1], out[2]);
-  // The default is the tile kernel.
-  EnvGuard unset("WGT_ATTN_DECODE_KERNEL", nullptr);
-  EXPECT_EQ(host_values(run_gpu(c, host)), out[0]);
 }
 
 TEST_F(WebGpuAttentionDecode, BadKnobIsATypedError) {
@@ -231,8 +197,7 @@ TEST_F(WebGpuAttentionDecode, BadKnobIsATypedError) {
   for (const Tensor& t : inputs(c, 950)) dev.push_back(t.to(kGpu));
   use_gpu();
   for (const auto& [knob, value] : {std::pair{"WGT_ATTN_DECODE_KERNEL", "fast"}, std::pair{"WGT_ATTN_DECODE_CHUNK", "-3"},
-                                    std::pair{"WGT_ATTN_DECODE_LANES", "6"},
-                                    std::pair{"WGT_ATTN_DECODE_TILE", "3"}}) {
+                                    std::pair{"WGT_ATTN_DECODE_LANES", "6"}}) {
     EnvGuard env(knob, value);
     try {
       run(c, dev);

@@ -2,7 +2,6 @@
 // cache, optionally with RoPE of k and of an in-place q in the same dispatch) and Attention — a flash-style kernel for prefill (attention_prefill.wgsl) and a
 // split-KV kernel plus a reduction pass for decode (attention_decode*.wgsl).
 #include <algorithm>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
@@ -445,74 +444,11 @@ int64_t env_int(const char* name, std::initializer_list<int64_t> allowed = {}) {
   return x;
 }
 
-enum class DecodeKernel { Tile, Sg, Split };
-
-// WGT_ATTN_DECODE_KERNEL: tile (the default), sg or split; each falls back to the next one
-// where it does not apply (tile -> sg -> split).
-DecodeKernel decode_kernel_wanted() {
+bool decode_sg_wanted() {
   const char* v = std::getenv("WGT_ATTN_DECODE_KERNEL");
-  if (!v || !*v || std::strcmp(v, "tile") == 0) return DecodeKernel::Tile;
-  if (std::strcmp(v, "sg") == 0) return DecodeKernel::Sg;
-  if (std::strcmp(v, "split") == 0) return DecodeKernel::Split;
-  throw_error(ErrorKind::InvalidArgument, "attention",
-              std::string("WGT_ATTN_DECODE_KERNEL='") + v + "'; use tile, sg or split");
-}
-bool decode_sg_wanted() { return decode_kernel_wanted() != DecodeKernel::Split; }
-
-// ---- decode, tile kernel (attention_decode_tile.wgsl) ----
-//
-// Knobs (read at every launch, like the subgroup kernel's):
-//   WGT_ATTN_DECODE_TILE   = keys per tile (a power of two; default: the largest <= 64 that
-//                            fits G * C <= WG and the workgroup memory)
-//   WGT_ATTN_DECODE_CHUNK  = keys per workgroup (rounded up to whole tiles)
-//   WGT_ATTN_DECODE_WARPS  = 1 | 2 | 4 | 8   workgroup size in units of 32 (default 8)
-constexpr int64_t kDecodeTileWarps = 8, kDecodeTileMaxKeys = 64;
-// Workgroups the default chunk aims at, at most: one tile per workgroup (the whole cache
-// requested by the first wave) until the grid passes this, then several tiles per workgroup
-// so that the partial states (G * (D + 2) floats per workgroup) stay a small fraction of the
-// K/V bytes.
-constexpr int64_t kDecodeTileTargetGroups = 1024;
-
-struct DecodeTile {
-  int64_t keys = 0, wg = 0, tiles = 0;  // keys == 0: the kernel does not apply
-};
-
-int64_t decode_tile_smem(int64_t d, int64_t g, int64_t c, int64_t epv) {
-  return 2 * c * (d / epv + 1) * 16 + 4 * g * d + 8 * g * c;
-}
-
-DecodeTile decode_tile_config(const Context& ctx, const AttnShape& s, DType kv) {
-  DecodeTile c;
-  if (decode_kernel_wanted() != DecodeKernel::Tile) return c;
-  // The subgroup kernel's own knobs are checked even when this kernel runs: a bad value is an
-  // error whichever kernel the shape ends up on.
-  (void)env_int("WGT_ATTN_DECODE_LANES", {4, 8, 16, 32});
-  (void)env_int("WGT_ATTN_DECODE_UNROLL", {1, 2, 4});
-  const int64_t epv = kv == DType::F16 ? 8 : 4;
-  const int64_t warps = env_int("WGT_ATTN_DECODE_WARPS", {1, 2, 4, 8});
-  c.wg = 32 * (warps ? warps : kDecodeTileWarps);
-  const int64_t forced = env_int("WGT_ATTN_DECODE_TILE", {1, 2, 4, 8, 16, 32, 64, 128, 256});
-  if (s.d % epv != 0 || s.group == 0 || s.group > c.wg || c.wg > ctx.limits().max_compute_invocations_per_workgroup)
-    return c;
-  const int64_t limit = ctx.limits().max_compute_workgroup_storage_size;
-  for (int64_t k = forced ? forced : kDecodeTileMaxKeys; k >= 1; k /= 2) {
-    if (s.group * k <= c.wg && decode_tile_smem(s.d, s.group, k, epv) <= limit) {
-      c.keys = k;
-      break;
-    }
-    if (forced) break;  // a forced tile that does not fit leaves the kernel to sg / split
-  }
-  if (c.keys == 0) return c;
-  const int64_t tiles = (s.lk + c.keys - 1) / c.keys;
-  int64_t chunk = env_int("WGT_ATTN_DECODE_CHUNK");
-  if (chunk == 0) {
-    const int64_t groups = tiles * s.kv_heads * s.lq;
-    chunk = c.keys * std::max<int64_t>(1, (groups + kDecodeTileTargetGroups - 1) / kDecodeTileTargetGroups);
-  }
-  c.tiles = std::max<int64_t>(1, (chunk + c.keys - 1) / c.keys);
-  const int64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
-  while ((tiles + c.tiles - 1) / c.tiles > max_groups) c.tiles *= 2;
-  return c;
+  if (!v || !*v || std::string(v) == "sg") return true;
+  if (std::string(v) == "split") return false;
+  throw_error(ErrorKind::InvalidArgument, "attention", std::string("WGT_ATTN_DECODE_KERNEL='") + v + "'; use sg or split");
 }
 
 // Lanes per key and workgroup size of the subgroup kernel for this shape, or lanes 0. A lane
@@ -561,8 +497,7 @@ int64_t decode_sg_chunk(const Context& ctx, const AttnShape& s, const DecodeSg& 
 }
 
 bool use_decode(const Context& ctx, const AttnShape& s, DType kv) {
-  return s.lq <= kDecodeMaxQueries && (decode_tile(ctx, s.d, s.group) > 0 || decode_tile_config(ctx, s, kv).keys > 0 ||
-                                       decode_sg_config(ctx, s, kv).lanes > 0);
+  return s.lq <= kDecodeMaxQueries && (decode_tile(ctx, s.d, s.group) > 0 || decode_sg_config(ctx, s, kv).lanes > 0);
 }
 
 Support check_attention(const Context& ctx, const OpCall& call) {
@@ -619,15 +554,10 @@ void launch_attention(Context& ctx, OpCall& call) {
     return;
   }
 
-  // Decode, pass 1: the tile kernel where it applies, else the subgroup kernel, else the
-  // staged split-KV kernel.
-  const DecodeTile dt = decode_tile_config(ctx, s, k.dtype());
-  const DecodeSg sg = dt.keys > 0 ? DecodeSg{} : decode_sg_config(ctx, s, k.dtype());
+  // Decode, pass 1: the subgroup kernel where it applies, else the staged split-KV kernel.
+  const DecodeSg sg = decode_sg_config(ctx, s, k.dtype());
   int64_t n_split = 0, chunk = 0, tile = 0;
-  if (dt.keys > 0) {
-    chunk = dt.keys * dt.tiles;
-    n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
-  } else if (sg.lanes > 0) {
+  if (sg.lanes > 0) {
     chunk = decode_sg_chunk(ctx, s, sg);
     n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
   } else {
@@ -646,14 +576,7 @@ void launch_attention(Context& ctx, OpCall& call) {
   Tensor part_acc = Tensor::empty({s.lq * s.heads * n_split * s.d}, DType::F32, o.device());
   Tensor part_ml = Tensor::empty({s.lq * s.heads * n_split * 2}, DType::F32, o.device());
   defs.push_back({"G", std::to_string(s.group)});
-  const char* pass1 = "attention_decode";
-  if (dt.keys > 0) {
-    pass1 = "attention_decode_tile";
-    defs.push_back({"C", std::to_string(dt.keys)});
-    defs.push_back({"TPW", std::to_string(dt.tiles)});
-    defs.push_back({"WG", std::to_string(dt.wg)});
-  } else if (sg.lanes > 0) {
-    pass1 = "attention_decode_sg";
+  if (sg.lanes > 0) {
     defs.push_back({"L", std::to_string(sg.lanes)});
     defs.push_back({"WG", std::to_string(sg.wg)});
     defs.push_back({"U", std::to_string(sg.unroll)});
@@ -662,7 +585,7 @@ void launch_attention(Context& ctx, OpCall& call) {
     defs.push_back({"T", std::to_string(tile)});
   }
   Dispatch d1;
-  d1.pipeline = ctx.pipeline(ShaderVariant{pass1, defs});
+  d1.pipeline = ctx.pipeline(ShaderVariant{sg.lanes > 0 ? "attention_decode_sg" : "attention_decode", defs});
   d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(part_acc, false), ctx.arg(part_ml, false)};
   d1.params = &p;
   d1.params_size = sizeof p;
