@@ -165,12 +165,15 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   return t;
 }
 
-// How many distinct copies of its operands a bench cycles through (env WGT_BENCH_COPIES, default
-// 1). The H200's L2 holds 50 MB, so a 16-60 MB operand read by every call of a loop can be
-// served partly from L2; with copies whose total exceeds L2 several times every call reads
-// from memory, as a model's decode step does (each layer's weights and cache are read once).
-inline int copies_from_env() {
-  const double c = detail::env_ms("WGT_BENCH_COPIES", 1);
+// How many distinct copies of its operands a bench cycles through. The H200's L2 holds 50 MB,
+// so a 16-60 MB operand read by every call of a loop is served partly from L2; with copies
+// whose total exceeds L2 several times every call reads from memory, as in a model's decode
+// step (each layer's weights and cache are read once per token). Default: enough copies of
+// bytes_per_copy for 128 MB; env WGT_BENCH_COPIES sets the count (1 = the old, L2-assisted
+// figures).
+inline int copies_from_env(double bytes_per_copy = 0) {
+  const int dflt = bytes_per_copy > 0 ? static_cast<int>(std::ceil(128e6 / bytes_per_copy)) : 1;
+  const double c = detail::env_ms("WGT_BENCH_COPIES", dflt);
   return std::max(1, std::min(64, static_cast<int>(c)));
 }
 

@@ -112,7 +112,7 @@ void bench_decode(const Options& o) {
   set_mode(PolicyMode::Auto);
   // Extra K/V copies cycled through by the timed calls (WGT_BENCH_COPIES; see bench_timing.hpp).
   std::vector<std::pair<Tensor, Tensor>> kvs{{k, v}};
-  for (int c = 1; c < bench::copies_from_env(); ++c)
+  for (int c = 1; c < bench::copies_from_env(2.0 * static_cast<double>(k.nbytes())); ++c)
     kvs.emplace_back(randn_on({o.kv, Hkv, D}, 10 + 2 * c, DType::F16, kGpu), randn_on({o.kv, Hkv, D}, 11 + 2 * c, DType::F16, kGpu));
   size_t call = 0;
   const bench::Timing t = time_per_call([&] {

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   // a copy smaller than L2 can be measured from memory (bench_timing.hpp).
   std::vector<std::pair<Tensor, Tensor>> copy_pairs;
   if (want("copy"))
-    for (int c = 0; c < bench::copies_from_env(); ++c)
+    for (int c = 0; c < bench::copies_from_env(2.0 * static_cast<double>(n) * 4); ++c)
       copy_pairs.emplace_back(c ? Tensor::from_vector(ha, {rows, kRow}, gpu) : a, Tensor::empty({rows, kRow}, DType::F32, gpu));
   size_t copy_calls = 0;
   auto copy = [&] {

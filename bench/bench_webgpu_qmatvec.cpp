@@ -111,17 +111,20 @@ int main(int argc, char** argv) {
   std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f wall, %s gpu)\n",
               static_cast<long long>(PM), dense_tflops, bench::fmt(dense_gpu_tflops, 1, 0, 2).c_str());
   std::printf("%%peak: of the gpu GB/s where measured, else of the wall GB/s; items: WGT_QMATVEC_KERNEL=items\n");
-  std::printf("%-6s %6s %6s %9s %9s %9s %9s %9s %7s %9s %9s %10s %10s %8s %8s %7s\n", "format", "rows", "cols", "packed MB",
-              "wall us", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "items wus", "items gus", "prefill ms", "pf gpu ms",
-              "wall TF", "gpu TF", "vs f16");
+  std::printf("%-6s %6s %6s %9s %9s %9s %7s %9s %9s %9s %7s %9s %9s %10s %10s %8s %8s %7s\n", "format", "rows", "cols",
+              "packed MB", "wall us", "batch us", "batch%", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "items wus",
+              "items gus", "prefill ms", "pf gpu ms", "wall TF", "gpu TF", "vs f16");
   const char* env_kernel = std::getenv("WGT_QMATVEC_KERNEL");
   const std::string user_kernel = env_kernel ? env_kernel : "";
   bench::Timing last;  // for the note on how the columns were measured
+  std::string copies_note;
   for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
     const QTensor q = quantize(w, t);
     const QTensor qg = q.to(gpu);
     pin(qg.bytes());
-    std::vector<QTensor> rot(static_cast<size_t>(bench::copies_from_env() - 1));  // extra copies cycled by decode
+    const int copies = bench::copies_from_env(static_cast<double>(q.nbytes()));
+    copies_note += std::string(" ") + qtype_name(t) + " " + std::to_string(copies);
+    std::vector<QTensor> rot(static_cast<size_t>(copies - 1));  // extra copies cycled by decode
     for (auto& r : rot) r = q.to(gpu);
     size_t call = 0;
     auto next_w = [&]() -> const QTensor& { const size_t i = call++ % (rot.size() + 1); return i ? rot[i - 1] : qg; };
@@ -144,8 +147,10 @@ int main(int argc, char** argv) {
     const double bytes = static_cast<double>(q.nbytes());
     const double gbs = bytes / t1.wall_s / 1e9, gpu_gbs = bench::rate(bytes, t1.gpu_s) / 1e9;
     const double tf = flop / tp.wall_s / 1e12, gpu_tf = bench::rate(flop, tp.gpu_s) / 1e12;
-    std::printf("%-6s %6lld %6lld %9.1f %9.1f %s %9.1f %s %6.2f%% %9.1f %s %10.2f %s %8.2f %s %6.2fx\n", qtype_name(t),
+    std::printf("%-6s %6lld %6lld %9.1f %9.1f %s %s %s %9.1f %s %6.2f%% %9.1f %s %10.2f %s %8.2f %s %6.2fx\n", qtype_name(t),
                 static_cast<long long>(N), static_cast<long long>(K), bytes / 1e6, t1.wall_s * 1e6,
+                bench::fmt(t1.batch_gpu_s, 1e6, 9, 1).c_str(),
+                bench::fmt(bench::rate(bytes, t1.batch_gpu_s), 100 / (kPeakGBs * 1e9), 6, 1).c_str(),
                 bench::fmt(t1.gpu_s, 1e6, 9, 1).c_str(), gbs, bench::fmt(gpu_gbs, 1, 9, 1).c_str(),
                 100.0 * (gpu_gbs > 0 ? gpu_gbs : gbs) / kPeakGBs, t_items.wall_s * 1e6,
                 bench::fmt(t_items.gpu_s, 1e6, 9, 1).c_str(), tp.wall_s * 1e3, bench::fmt(tp.gpu_s, 1e3, 10, 2).c_str(), tf,
@@ -155,6 +160,7 @@ int main(int argc, char** argv) {
     unpin(qg.bytes());
   }
   bench::print_gpu_note(last);
-  std::printf("  (decode calls cycle through %d copies of each weight: WGT_BENCH_COPIES)\n", bench::copies_from_env());
+  std::printf("  (decode calls cycle through copies of each weight so that the loop reads from memory, not L2:%s; "
+              "WGT_BENCH_COPIES sets the count)\n", copies_note.c_str());
   return 0;
 }
