@@ -189,6 +189,64 @@ TEST_F(WebGpuProfile, BatchLimitsAndQuerySetSize) {
   EXPECT_EQ(b_->profile_dropped(), 0u);
 }
 
+// Batch timing: one pass per batch with a timestamp at its beginning and end. The time of a
+// batch of many dispatches covers them all, results are unchanged, the dispatches are counted,
+// reset clears the totals, and turning it off leaves later batches untimed.
+TEST_F(WebGpuProfile, BatchTimingTimesWholeBatches) {
+  if (!can_profile()) {
+    try {
+      webgpu_batch_timing(true);
+      ADD_FAILURE() << "webgpu_batch_timing(true) succeeded without timestamp-query";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    }
+    return;
+  }
+  const Device gpu = b_->device();
+  Tensor x = full({4096}, 0.0, DType::F32, gpu), one = full({4096}, 1.0, DType::F32, gpu);
+  x = add(x, one);
+  b_->synchronize();
+  b_->set_max_batch(8);
+  const uint64_t passes0 = b_->batch_stats().passes;
+  webgpu_batch_timing(true);
+  (void)webgpu_batch_time_read(true);
+  for (int i = 0; i < 20; ++i) x = add(x, one);
+  EXPECT_EQ(x.to_vector<float>()[4095], 21.f);  // reading flushes the last batch
+  const BatchGpuTime t = webgpu_batch_time_read(true);
+  EXPECT_EQ(t.dispatches, 20u);
+  EXPECT_EQ(t.batches, 3u);  // 8 + 8 + 4 dispatches
+  EXPECT_EQ(b_->batch_stats().passes - passes0, 3u);  // still one pass per batch
+  EXPECT_GT(t.gpu_us, 0.0);
+  EXPECT_LT(t.gpu_us, 60e6);  // a minute: a unit or ordering bug, not a slow GPU
+  const BatchGpuTime empty = webgpu_batch_time_read(true);
+  EXPECT_EQ(empty.batches, 0u);
+  EXPECT_EQ(empty.gpu_us, 0.0);
+  webgpu_batch_timing(false);
+  x = add(x, one);
+  EXPECT_EQ(x.to_vector<float>()[0], 22.f);
+  EXPECT_EQ(webgpu_batch_time_read(true).batches, 0u);
+}
+
+// Per-dispatch profiling takes precedence over batch timing while both are on.
+TEST_F(WebGpuProfile, ProfilingTakesPrecedenceOverBatchTiming) {
+  if (!can_profile()) return;
+  const Device gpu = b_->device();
+  Tensor x = full({64}, 0.0, DType::F32, gpu), one = full({64}, 1.0, DType::F32, gpu);
+  b_->synchronize();
+  webgpu_batch_timing(true);
+  webgpu_profile(true);
+  (void)webgpu_profile_read(true);
+  (void)webgpu_batch_time_read(true);
+  for (int i = 0; i < 3; ++i) x = add(x, one);
+  EXPECT_EQ(x.to_vector<float>()[0], 3.f);
+  EXPECT_EQ(webgpu_batch_time_read(true).batches, 0u);
+  const auto ts = webgpu_profile_read(true);
+  ASSERT_EQ(ts.size(), 1u) << format_kernel_times(ts);
+  EXPECT_EQ(ts[0].count, 3u);
+  webgpu_profile(false);
+  webgpu_batch_timing(false);
+}
+
 TEST(WebGpuProfileFormat, TableIsSortedByTotal) {
   const std::vector<KernelTime> ts = {{"small", 2, 10.0, 4.0, 6.0}, {"big", 1, 900.0, 900.0, 900.0},
                                       {"mid", 4, 90.0, 20.0, 25.0}};
