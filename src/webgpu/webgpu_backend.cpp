@@ -700,16 +700,20 @@ void WebGPUBackend::flush_with(const TailCopy* tail) {
 
 uint32_t WebGPUBackend::timed_capacity() const { return std::min(max_batch_, kMaxTimedPerBatch); }
 
-void WebGPUBackend::set_profiling(bool on) {
+// Switches one of the timestamp modes (per-dispatch profiling, batch timing); the open batch
+// keeps the mode it was recorded in.
+void WebGPUBackend::set_timing_mode(bool& mode, bool on, const char* what) {
   if (on && !features().timestamp_query)
-    throw_error(ErrorKind::Unsupported, "webgpu profile",
-                "GPU kernel timing needs the timestamp-query feature, which " + name() + " ('" + dev_->desc().name +
-                    "') does not offer; time on the host instead (wall time between synchronize() calls)");
-  if (on == profiling_) return;
-  flush();  // the open batch keeps the mode it was recorded in
+    throw_error(ErrorKind::Unsupported, std::string("webgpu ") + what,
+                std::string("GPU ") + what + " needs the timestamp-query feature, which " + name() + " ('" +
+                    dev_->desc().name + "') does not offer; time on the host instead (wall time between synchronize() calls)");
+  if (on == mode) return;
+  flush();
   if (on) ensure_query_set();
-  profiling_ = on;
+  mode = on;
 }
+
+void WebGPUBackend::set_profiling(bool on) { set_timing_mode(profiling_, on, "kernel timing"); }
 
 void WebGPUBackend::ensure_query_set() {
   const uint32_t need = 2 * timed_capacity();
@@ -741,15 +745,7 @@ void WebGPUBackend::ensure_query_set() {
   query_count_ = need;
 }
 
-void WebGPUBackend::set_batch_timing(bool on) {
-  if (on && !features().timestamp_query)
-    throw_error(ErrorKind::Unsupported, "webgpu batch timing",
-                "GPU batch timing needs the timestamp-query feature, which " + name() + " ('" + dev_->desc().name +
-                    "') does not offer; time on the host instead (wall time between synchronize() calls)");
-  if (on == batch_timing_) return;
-  flush();  // the open batch keeps the mode it was recorded in
-  batch_timing_ = on;
-}
+void WebGPUBackend::set_batch_timing(bool on) { set_timing_mode(batch_timing_, on, "batch timing"); }
 
 void WebGPUBackend::collect_batch_time(const Batch& b) {
   // Waits for this batch, like collect_timestamps: the host no longer runs ahead, but the

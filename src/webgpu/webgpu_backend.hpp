@@ -140,6 +140,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void ensure_query_set();
   void collect_timestamps(const Batch& b);
   void collect_batch_time(const Batch& b);
+  void set_timing_mode(bool& mode, bool on, const char* what);
   uint32_t timed_capacity() const;
 
   // Bind groups of pipelines with a dynamic-offset params uniform, keyed by
