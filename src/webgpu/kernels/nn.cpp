@@ -594,16 +594,17 @@ void launch_attention(Context& ctx, OpCall& call) {
   d1.groups_z = u32(s.lq);
   ctx.dispatch(d1);
 
+  // Pass 2: one workgroup per (query * head, block of 32 head dims).
   auto [gx, gy] = ctx.grid(static_cast<uint64_t>(s.lq * s.heads));
   Dispatch d2;
-  d2.pipeline = ctx.pipeline(ShaderVariant{
-      "attention_decode_reduce",
-      {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}, {"DPT", std::to_string((s.d + 127) / 128)}}});
+  d2.pipeline = ctx.pipeline(
+      ShaderVariant{"attention_decode_reduce", {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}}});
   d2.args = {ctx.arg(part_acc), ctx.arg(part_ml), ctx.arg(o, false)};
   d2.params = &p;
   d2.params_size = sizeof p;
   d2.groups_x = gx;
   d2.groups_y = gy;
+  d2.groups_z = u32((s.d + 31) / 32);
   ctx.dispatch(d2);
 }
 

@@ -1,15 +1,20 @@
 // Split-KV attention, pass 2 of 2: combines the n_split partial softmax states of one
 // (query, head): M = max m_s, L = sum l_s e^(m_s - M), out = sum acc_s e^(m_s - M) / L.
-// One workgroup per (query, head). The split weights e^(m_s - M) are computed once per split,
-// in parallel, into workgroup memory (a tile of ST splits at a time, so any n_split works);
-// each invocation then owns DPT head dims and sums its column of the partial accumulators
-// with independent loads (no per-split branch or exp in that loop, so the loads pipeline).
-// Defines: O_F16 (packed f16 output, see attention_out), D, DPT = ceil(D / WG).
+// Workgroup (query * head, block of DB head dims): DB * SL invocations, invocation (sl, dl)
+// owns dim dl of the block and the splits sl, sl + SL, ... of each tile. Why split lanes: the
+// partial accumulators were just written (L2), and a single invocation summing all n_split
+// of them waits for n_split / (the loads the compiler keeps in flight) round trips; with SL
+// lanes per dim each has n_split / SL loads, and the workgroups of a head's dim blocks run in
+// parallel. The split weights e^(m_s - M) are computed once per split into workgroup memory
+// (a tile of ST splits at a time, so any n_split works); the SL partial sums per dim are added
+// through workgroup memory at the end.
+// Defines: O_F16 (packed f16 output, see attention_out), D.
 #include "attention_common"
 
 const D: u32 = {{D}}u;
-const WG: u32 = 128u;
-const DPT: u32 = {{DPT}}u;
+const DB: u32 = 32u;  // head dims per workgroup
+const SL: u32 = 8u;   // split lanes per dim
+const WG: u32 = DB * SL;
 const ST: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> part_acc: array<f32>;
@@ -32,15 +37,18 @@ fn reduce_red(lid: u32, is_max: bool) -> f32 {
   }
   workgroupBarrier();
   let r = red[0];
-  workgroupBarrier();  // red is reused by the next reduction
+  workgroupBarrier();  // red is reused next
   return r;
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let row = wid.x + wid.y * nwg.x;  // i * heads + h
   if (row >= p.lq * p.heads) { return; }  // uniform per workgroup
+  let dl = lid % DB;
+  let sl = lid / DB;
+  let d = wid.z * DB + dl;
   let base = row * p.n_split;
   var mx = NEG_BIG;
   for (var s = lid; s < p.n_split; s += WG) { mx = max(mx, part_ml[(base + s) * 2u]); }
@@ -48,7 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   mx = reduce_red(lid, true);
 
   var total = 0.0;
-  var acc: array<f32, DPT>;
+  var a = 0.0;
   for (var t0 = 0u; t0 < p.n_split; t0 += ST) {
     let nt = min(ST, p.n_split - t0);
     for (var i = lid; i < nt; i += WG) {
@@ -60,21 +68,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       total += l * w;
     }
     workgroupBarrier();
-    for (var j = 0u; j < DPT; j++) {
-      let d = lid + j * WG;
-      if (d < D) {
-        var a = acc[j];
-        for (var i = 0u; i < nt; i++) { a += part_acc[(base + t0 + i) * D + d] * wts[i]; }
-        acc[j] = a;
-      }
+    if (d < D) {
+      for (var i = sl; i < nt; i += SL) { a += part_acc[(base + t0 + i) * D + d] * wts[i]; }
     }
     workgroupBarrier();  // wts is rewritten by the next tile
   }
   red[lid] = total;
   total = reduce_red(lid, false);
   let inv = select(0.0, 1.0 / total, total > 0.0);
-  for (var j = 0u; j < DPT; j++) {
-    let d = lid + j * WG;
-    if (d < D) { store_o(row * D + d, acc[j] * inv); }
+  red[lid] = a;
+  workgroupBarrier();
+  if (sl == 0u && d < D) {
+    var sum = 0.0;
+    for (var j = 0u; j < SL; j++) { sum += red[j * DB + dl]; }
+    store_o(row * D + d, sum * inv);
   }
 }
