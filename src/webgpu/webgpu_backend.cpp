@@ -400,6 +400,7 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
 void WebGPUBackend::wait_idle(const char* op) {
   // Queue work completes in order: once this tiny copy is mappable, everything before it ran.
   const Procs& p = dev_->p();
+  if (!sync_dst_) sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");  // see below
   CommandEncoderDescriptor ed;
   CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
   p.CommandEncoderCopyBufferToBuffer(enc, sync_src_, 0, sync_dst_, 0, 4);
@@ -414,9 +415,12 @@ void WebGPUBackend::wait_idle(const char* op) {
   try {
     dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
   } catch (const Error&) {
-    // Timed out: the map stays pending on this buffer, so replace it (the work continues).
+    // Timed out: the map stays pending on this buffer, so drop it (the work continues); the
+    // next wait creates a fresh one. Not here: creating a buffer waits for its error scope
+    // under the same short timeout, and a throw there left the released handle in place
+    // (the next synchronize then mapped a freed buffer and crashed inside Dawn).
     p.BufferRelease(sync_dst_);
-    sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+    sync_dst_ = nullptr;
     throw;
   }
   p.BufferUnmap(sync_dst_);
@@ -719,7 +723,7 @@ void WebGPUBackend::set_profiling(bool on) {
 
 void WebGPUBackend::ensure_query_set() {
   const uint32_t need = 2 * timed_capacity();
-  if (query_set_ && query_count_ >= need) return;
+  if (query_set_ && query_count_ >= need && query_read_) return;
   const Procs& p = dev_->p();
   // No profiled batch is in flight here (each waits for its timestamps in flush), so the
   // old set and buffers can go.
@@ -753,9 +757,10 @@ void WebGPUBackend::collect_timestamps(const Batch& b) {
   const size_t size = 16 * b.timed.size();
   std::vector<uint64_t> ts(2 * b.timed.size());
   map_read(query_read_, size, 0, ts.data(), size, "webgpu profile", [&] {
-    // The map stays pending on this buffer: replace it so the next profiled batch can map.
+    // The map stays pending on this buffer: drop it; ensure_query_set makes a new one before
+    // the next profiled batch (creating it here could throw and leave the released handle).
     p.BufferRelease(query_read_);
-    query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
+    query_read_ = nullptr;
   });
   for (size_t i = 0; i < b.timed.size(); ++i) {
     const uint64_t begin = ts[2 * i], end = ts[2 * i + 1];
