@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wgt/backend.hpp"
@@ -84,7 +85,8 @@ class Runtime {
 
   // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.
   std::vector<Tensor> run(OpCall& call, const std::vector<OutSpec>& outs, Device target);
-  Tensor run1(OpCall& call, const OutSpec& out, Device target) { return run(call, {out}, target)[0]; }
+  // (moved out of the temporary result vector: a copy would copy its shape and strides)
+  Tensor run1(OpCall& call, const OutSpec& out, Device target) { return std::move(run(call, {out}, target)[0]); }
 
   // Transfers, counted in stats.
   void upload(Storage& s);     // host bytes -> (new) device buffer; keeps host copy dropped
