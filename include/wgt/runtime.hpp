@@ -129,6 +129,11 @@ class Runtime {
     uint64_t bytes;
   };
   std::vector<Resident> residents_;  // device storages that were uploaded (pruned lazily)
+  // Sum of residents_[i].bytes (dead, evicted and other-device entries included): an upper
+  // bound of the resident bytes of any device, so ensure_room can skip its walk over residents_
+  // when even this bound fits the budget. Recomputed at every prune.
+  uint64_t tracked_bytes_ = 0;
+  size_t prune_at_ = 1024;  // track() prunes dead entries when residents_ reaches this size
   uint64_t tick_ = 0;                // LRU clock, advanced at every touch
   uint64_t protect_from_ = UINT64_MAX;  // storages touched at or after this tick are in use
   struct InFlight {  // marks the span of one op call (nests: the outermost call wins)
@@ -138,6 +143,7 @@ class Runtime {
     uint64_t saved;
   };
   void track(Storage& s);
+  void prune_residents();  // drops dead entries, recomputes tracked_bytes_
   void make_resident(Storage& s, const char* op);
 };
 
