@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wgt/backend.hpp"
@@ -84,7 +85,8 @@ class Runtime {
 
   // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.
   std::vector<Tensor> run(OpCall& call, const std::vector<OutSpec>& outs, Device target);
-  Tensor run1(OpCall& call, const OutSpec& out, Device target) { return run(call, {out}, target)[0]; }
+  // (moved out of the temporary result vector: a copy would copy its shape and strides)
+  Tensor run1(OpCall& call, const OutSpec& out, Device target) { return std::move(run(call, {out}, target)[0]); }
 
   // Transfers, counted in stats.
   void upload(Storage& s);     // host bytes -> (new) device buffer; keeps host copy dropped
@@ -127,6 +129,11 @@ class Runtime {
     uint64_t bytes;
   };
   std::vector<Resident> residents_;  // device storages that were uploaded (pruned lazily)
+  // Sum of residents_[i].bytes (dead, evicted and other-device entries included): an upper
+  // bound of the resident bytes of any device, so ensure_room can skip its walk over residents_
+  // when even this bound fits the budget. Recomputed at every prune.
+  uint64_t tracked_bytes_ = 0;
+  size_t prune_at_ = 1024;  // track() prunes dead entries when residents_ reaches this size
   uint64_t tick_ = 0;                // LRU clock, advanced at every touch
   uint64_t protect_from_ = UINT64_MAX;  // storages touched at or after this tick are in use
   struct InFlight {  // marks the span of one op call (nests: the outermost call wins)
@@ -136,6 +143,7 @@ class Runtime {
     uint64_t saved;
   };
   void track(Storage& s);
+  void prune_residents();  // drops dead entries, recomputes tracked_bytes_
   void make_resident(Storage& s, const char* op);
 };
 

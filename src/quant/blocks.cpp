@@ -1,6 +1,7 @@
 // Format table look-ups, the K-quant scale packing and the WGSL constant emitter.
 #include "quant/blocks.hpp"
 
+#include <array>
 #include <sstream>
 
 #include "wgt/error.hpp"
@@ -59,7 +60,8 @@ void line(std::ostringstream& os, const char* name, size_t v) {
 }
 }  // namespace
 
-std::string wgsl_block_constants(QType t) {
+namespace {
+std::string build_block_constants(QType t) {
   const QTypeInfo& info = qtype_info(t);
   std::ostringstream os;
   os << "// " << info.name << " block layout (generated from src/quant/blocks.hpp)\n";
@@ -105,6 +107,19 @@ std::string wgsl_block_constants(QType t) {
       break;
   }
   return os.str();
+}
+}  // namespace
+
+const std::string& wgsl_block_constants(QType t) {
+  (void)qtype_info(t);  // InvalidArgument for a value outside the table
+  // Built on first use, thread-safe (static initialization); one ostringstream per format
+  // per process instead of one per kernel launch.
+  static const std::array<std::string, kNumQTypes> table = [] {
+    std::array<std::string, kNumQTypes> a;
+    for (int i = 0; i < kNumQTypes; ++i) a[i] = build_block_constants(static_cast<QType>(i));
+    return a;
+  }();
+  return table[static_cast<int>(t)];
 }
 
 }  // namespace quant

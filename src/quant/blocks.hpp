@@ -118,6 +118,7 @@ void pack_scales_mins_k(const uint8_t sc[8], const uint8_t mn[8], uint8_t out[kK
 // WGSL `const` lines for one format: block size, block bytes, and the byte offset of every
 // field, e.g. "const QK: u32 = 256u;\nconst Q_BLOCK_BYTES: u32 = 144u;\nconst Q_OFF_D: u32 = 0u;".
 // Shaders are written against these names and get the text prepended at pipeline creation.
-std::string wgsl_block_constants(QType t);
+// Built once per format (the launchers ask on every call); the reference lives for the process.
+const std::string& wgsl_block_constants(QType t);
 
 }  // namespace wgt::quant

@@ -187,7 +187,9 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
     // has no quantized kernel (the CPU path below is direct), so an unsupported case is
     // reported here instead of failing inside the fallback.
     const Device dev = x_in.device().is_webgpu() ? x_in.device() : w_in.device();
-    Tensor x2 = x_in.reshape({M, K});
+    // A 2-D x is already [M, K]: no reshape (each one builds shape and stride vectors).
+    const bool flat = x_in.dim() == 2;
+    Tensor x2 = flat ? x_in : x_in.reshape({M, K});
     if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
     OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
     call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
@@ -202,7 +204,8 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
       throw_error(ErrorKind::Unsupported, op,
                   w_in.str() + " on " + gpu.name() + ": " + s.reason +
                       "; move x and the weight to the CPU (.cpu(), QTensor::to) to use the CPU kernels");
-    return Runtime::get().run1(call, {{M, N}, DType::F32}, dev).reshape(out_shape);
+    Tensor y = Runtime::get().run1(call, {{M, N}, DType::F32}, dev);
+    return flat ? y : y.reshape(out_shape);
   }
   // CPU path (also for device inputs under the cpu-only policy: copied to the host).
   const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());

@@ -21,8 +21,29 @@ uint64_t Runtime::memory_budget(int device_index) {
 }
 
 void Runtime::track(Storage& s) {
+  // Every device op tracks its outputs, so dead entries pile up between the budget checks
+  // that no longer walk the list (ensure_room's fast path): prune when the list doubled since
+  // the last prune (amortized O(1) per track).
+  if (residents_.size() >= prune_at_) {
+    prune_residents();
+    prune_at_ = std::max<size_t>(1024, 2 * residents_.size());
+  }
   residents_.push_back({s.weak_from_this(), s.nbytes()});
+  tracked_bytes_ += s.nbytes();
   s.set_tracked();
+}
+
+void Runtime::prune_residents() {
+  uint64_t bytes = 0;
+  auto live = residents_.begin();
+  for (auto& r : residents_) {  // in place, no allocation
+    if (r.storage.expired()) continue;
+    bytes += r.bytes;
+    if (&*live != &r) *live = std::move(r);
+    ++live;
+  }
+  residents_.erase(live, residents_.end());
+  tracked_bytes_ = bytes;
 }
 
 MemoryStats Runtime::memory_stats(int device_index) {
@@ -42,6 +63,8 @@ MemoryStats Runtime::memory_stats(int device_index) {
     }
   }
   residents_.swap(live);
+  tracked_bytes_ = 0;
+  for (const auto& r : residents_) tracked_bytes_ += r.bytes;
   if (DeviceBackend* b = webgpu_backend(device_index)) {
     m.allocated = b->bytes_allocated();
     m.pooled = b->bytes_pooled();
@@ -56,18 +79,24 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
   // Same quantity as max(bytes_allocated, memory_stats().resident), without building the
   // stats: this runs for every device op (twice: outputs, then their upload).
   auto used = [&] {
-    uint64_t resident = 0;
+    uint64_t resident = 0, tracked = 0;
     auto live = residents_.begin();
     for (auto& r : residents_) {  // sums and drops dead entries in place, no allocation
       auto s = r.storage.lock();
       if (!s) continue;
+      tracked += r.bytes;
       if (s->device().index == d.index && s->resident()) resident += s->nbytes();
       if (&*live != &r) *live = std::move(r);
       ++live;
     }
     residents_.erase(live, residents_.end());
+    tracked_bytes_ = tracked;
     return std::max(b.bytes_allocated(), resident);
   };
+  // Fast path, without the walk (O(tracked storages), twice per device op: hundreds of
+  // weights make it tens of us): tracked_bytes_ bounds the resident bytes from above, so if
+  // the bound fits, used() fits too.
+  if (std::max(b.bytes_allocated(), tracked_bytes_) + nbytes <= budget) return;
   if (used() + nbytes <= budget) return;
   b.release_cached();  // pooled free buffers go first: they hold no data
   if (used() + nbytes <= budget) return;

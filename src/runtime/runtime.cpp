@@ -157,7 +157,10 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   auto t0 = std::chrono::steady_clock::now();
   std::optional<hostprof::Scope> prof_stage(std::in_place, hostprof::Choose);
   Backend* chosen = nullptr;
-  std::string reason;
+  // Why `chosen` runs it: the common device case points at a cached string (no copy per
+  // call); the other cases build their text in reason_text.
+  std::string reason_text;
+  const std::string* reason = &reason_text;
   bool fallback = false;
   Backend& cpu = cpu_backend();
   call.out_specs.clear();
@@ -171,7 +174,7 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   }
   if (policy_.mode == PolicyMode::CpuOnly) {
     chosen = &cpu;
-    reason = "policy cpu-only";
+    reason_text = "policy cpu-only";
   } else {
     std::string why;
     DeviceBackend* gpu = webgpu_backend(target.is_webgpu() ? target.index : 0, &why);
@@ -179,23 +182,24 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
                     (gpu && call.work >= policy_.min_gpu_work);
     if (!want_gpu) {
       chosen = &cpu;
-      reason = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
+      reason_text = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
     } else if (!gpu) {
       if (policy_.mode == PolicyMode::GpuStrict || (target.is_webgpu() && !policy_.allow_fallback))
         throw_error(ErrorKind::Unsupported, call.name, describe(call) + ": webgpu unavailable: " + why);
       chosen = &cpu;
-      reason = "webgpu unavailable: " + why;
+      reason_text = "webgpu unavailable: " + why;
       fallback = target.is_webgpu();
     } else if (Support s = gpu->supports(call); s.ok) {
       chosen = gpu;
-      reason = target.is_webgpu() ? resident_reason(target) : "work above threshold";
+      if (target.is_webgpu()) reason = &resident_reason(target);
+      else reason_text = "work above threshold";
     } else {
       if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback)
         throw_error(ErrorKind::Unsupported, call.name,
                     describe(call) + " not supported on " + gpu->name() + ": " + s.reason +
                         "; use policy auto with fallback, or move the inputs to cpu");
       chosen = &cpu;
-      reason = "fallback: " + s.reason;
+      reason_text = "fallback: " + s.reason;
       fallback = true;
     }
   }
@@ -235,19 +239,19 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   std::string backend_name = chosen->name();
   last_.op = call.name;
   last_.backend = backend_name;
-  last_.reason = reason;
+  last_.reason = *reason;
   last_.fallback = fallback;
   auto& c = stats_.per_op[call.name][backend_name];
   c.calls++;
   c.bytes_uploaded += stats_.bytes_uploaded - up0;
   c.bytes_downloaded += stats_.bytes_downloaded - down0;
   c.evictions += stats_.evictions - evict0;
-  c.last_reason = reason;
+  c.last_reason = *reason;
   if (fallback) { c.fallbacks++; stats_.fallbacks++; }
   c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (record_log_) log_.push_back(last_);
   if (policy_.trace)
-    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason.c_str());
+    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason->c_str());
   return results;
 }
 

@@ -51,6 +51,16 @@ struct ShaderVariant {
 
 class Pipeline;  // opaque, owned by the context's cache
 
+// Compact identity of a shader variant, for launchers that build their variant from a few
+// small parameters on every call (the quantized matvec has a dozen defines): `family` is the
+// address of a launcher-local static (unique per variant family), a and b pack the parameters
+// that select the defines. Two ids are the same variant iff all three fields are equal.
+struct VariantId {
+  const void* family = nullptr;
+  uint64_t a = 0, b = 0;
+  bool operator==(const VariantId&) const = default;
+};
+
 struct Arg {
   const DeviceBuffer* buffer = nullptr;
   bool read_only = true;
@@ -74,6 +84,20 @@ class Context {
   // Compiles (once; cached by variant.key()) a compute pipeline with entry point "main".
   // Shader compilation errors raise wgt::Error(RuntimeState) with the WGSL diagnostics.
   virtual const Pipeline* pipeline(const ShaderVariant& variant) = 0;
+  // pipeline(make()), with make() (which builds the ShaderVariant: strings, key) called only the
+  // first time `id` is asked for: the per-call path is one hash look-up. Same errors as
+  // pipeline() on that first call. make() must always return the same variant for one id.
+  template <class MakeVariant>
+  const Pipeline* pipeline(const VariantId& id, MakeVariant&& make) {
+    if (const Pipeline* p = find_pipeline(id)) return p;
+    const Pipeline* p = pipeline(make());
+    remember_pipeline(id, p);
+    return p;
+  }
+  // The memo behind pipeline(id, make): nullptr when id was not seen (in the current
+  // pipeline-layout mode), and the entry to add after a successful pipeline(variant).
+  virtual const Pipeline* find_pipeline(const VariantId& id) = 0;
+  virtual void remember_pipeline(const VariantId& id, const Pipeline* p) = 0;
   // Records a dispatch into the current batch (no host wait).
   virtual void dispatch(const Dispatch& d) = 0;
   // Submits the current batch (still no wait).

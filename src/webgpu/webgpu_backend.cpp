@@ -401,6 +401,7 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
 void WebGPUBackend::wait_idle(const char* op) {
   // Queue work completes in order: once this tiny copy is mappable, everything before it ran.
   const Procs& p = dev_->p();
+  if (!sync_dst_) sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");  // see below
   CommandEncoderDescriptor ed;
   CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
   p.CommandEncoderCopyBufferToBuffer(enc, sync_src_, 0, sync_dst_, 0, 4);
@@ -415,9 +416,12 @@ void WebGPUBackend::wait_idle(const char* op) {
   try {
     dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
   } catch (const Error&) {
-    // Timed out: the map stays pending on this buffer, so replace it (the work continues).
+    // Timed out: the map stays pending on this buffer, so drop it (the work continues); the
+    // next wait creates a fresh one. Not here: creating a buffer waits for its error scope
+    // under the same short timeout, and a throw there left the released handle in place
+    // (the next synchronize then mapped a freed buffer and crashed inside Dawn).
     p.BufferRelease(sync_dst_);
-    sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
+    sync_dst_ = nullptr;
     throw;
   }
   p.BufferUnmap(sync_dst_);
@@ -519,6 +523,24 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
   out->name = variant.key();
   ++stats_.pipelines;
   return pipelines_.emplace(key, std::move(out)).first->second.get();
+}
+
+size_t WebGPUBackend::VariantIdHash::operator()(const VariantId& id) const {
+  uint64_t h = reinterpret_cast<uintptr_t>(id.family) * 0x9E3779B97F4A7C15ull;
+  h = (h ^ id.a) * 0x100000001B3ull + (h >> 29);
+  h = (h ^ id.b) * 0x100000001B3ull + (h >> 29);
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+const Pipeline* WebGPUBackend::find_pipeline(const VariantId& id) {
+  hostprof::Scope prof(hostprof::Pipeline);
+  const auto& m = variant_ids_[bind_cache_ ? 1 : 0];
+  const auto it = m.find(id);
+  return it == m.end() ? nullptr : it->second;
+}
+
+void WebGPUBackend::remember_pipeline(const VariantId& id, const Pipeline* p) {
+  if (p) variant_ids_[bind_cache_ ? 1 : 0].emplace(id, p);
 }
 
 // ---- batching ----
@@ -717,7 +739,7 @@ void WebGPUBackend::set_profiling(bool on) { set_timing_mode(profiling_, on, "ke
 
 void WebGPUBackend::ensure_query_set() {
   const uint32_t need = 2 * timed_capacity();
-  if (query_set_ && query_count_ >= need) return;
+  if (query_set_ && query_count_ >= need && query_read_) return;
   const Procs& p = dev_->p();
   // No profiled batch is in flight here (each waits for its timestamps in flush), so the
   // old set and buffers can go.
@@ -778,9 +800,10 @@ void WebGPUBackend::collect_timestamps(const Batch& b) {
   const size_t size = 16 * b.timed.size();
   std::vector<uint64_t> ts(2 * b.timed.size());
   map_read(query_read_, size, 0, ts.data(), size, "webgpu profile", [&] {
-    // The map stays pending on this buffer: replace it so the next profiled batch can map.
+    // The map stays pending on this buffer: drop it; ensure_query_set makes a new one before
+    // the next profiled batch (creating it here could throw and leave the released handle).
     p.BufferRelease(query_read_);
-    query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
+    query_read_ = nullptr;
   });
   for (size_t i = 0; i < b.timed.size(); ++i) {
     const uint64_t begin = ts[2 * i], end = ts[2 * i + 1];

@@ -66,6 +66,11 @@ TEST(QuantLayout, WgslConstantsComeFromTheStructs) {
   const std::string k6 = wgsl_block_constants(QType::Q6_K);
   EXPECT_NE(k6.find("const Q_OFF_D: u32 = 208u;"), std::string::npos) << k6;
   EXPECT_NE(wgsl_block_constants(QType::Q8_0).find("const QK: u32 = 32u;"), std::string::npos);
+  // Built once per format (launchers ask on every call): the same string each time, and a
+  // value outside the table is still a typed error.
+  EXPECT_EQ(&wgsl_block_constants(QType::Q4_0), &wgsl_block_constants(QType::Q4_0));
+  EXPECT_NE(&wgsl_block_constants(QType::Q4_0), &wgsl_block_constants(QType::Q4_1));
+  EXPECT_WGT_ERROR(wgsl_block_constants(static_cast<QType>(kNumQTypes)), InvalidArgument, "qtype_info");
 }
 
 TEST(QuantDequant, Q8_0HandBuilt) {

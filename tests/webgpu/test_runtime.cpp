@@ -184,6 +184,39 @@ TEST(WebGPU, BindGroupsAreReusedAcrossDispatches) {
   EXPECT_EQ(x.to_vector<float>()[0], 212.f);
 }
 
+// Launchers that look their pipeline up by VariantId (the f32 vec4 add here, the quantized
+// matvec) must still follow the layout mode: a pipeline remembered with the bind cache on
+// has the explicit layout (bind groups reused), one asked for with it off the automatic one.
+TEST(WebGPU, VariantIdPipelinesFollowTheBindCacheMode) {
+  auto& b = backend();
+  b.synchronize();
+  const bool saved = b.bind_cache();
+  struct Restore {
+    webgpu::WebGPUBackend& b;
+    bool on;
+    ~Restore() { b.set_bind_cache(on); }
+  } restore{b, saved};
+  Tensor x = full({1024}, 0.0, DType::F32, b.device());  // a multiple of 4: binary_vec4
+  Tensor one = full({1024}, 1.0, DType::F32, b.device());
+  float want = 0;
+  for (bool on : {true, false, true}) {
+    b.set_bind_cache(on);
+    for (int i = 0; i < 3; ++i, ++want) x = add(x, one);  // warm-up: pipeline of this mode, pooled buffers
+    const auto s0 = b.batch_stats();
+    for (int i = 0; i < 20; ++i, ++want) x = add(x, one);
+    const auto s1 = b.batch_stats();
+    EXPECT_EQ(s1.pipelines, s0.pipelines) << "bind cache " << on << ": a pipeline was built per call";
+    EXPECT_EQ(s1.dispatches - s0.dispatches, 20u);
+    if (on) {
+      EXPECT_GE(s1.bind_group_reuses - s0.bind_group_reuses, 18u) << "explicit layout expected";
+    } else {
+      EXPECT_EQ(s1.bind_groups_created - s0.bind_groups_created, 20u) << "automatic layout expected";
+      EXPECT_EQ(s1.bind_group_reuses, s0.bind_group_reuses);
+    }
+    EXPECT_EQ(x.to_vector<float>()[1023], want);
+  }
+}
+
 TEST(WebGPU, PoolReusesAndAccounts) {
   auto& b = backend();
   b.synchronize();

@@ -297,7 +297,6 @@ void launch_binary(Context& ctx, OpCall& c) {
   const Tensor &a = c.inputs[0], &b = c.inputs[1], &o = c.outputs[0];
   const char* ct = ct_of({a.dtype(), b.dtype()});
   const bool f = std::strcmp(ct, "f32") == 0;
-  const std::string op = binary_expr(c.attrs.binary, f);
   const int64_t n = o.numel();
   const BinaryOp bop = c.attrs.binary;
   const bool vec_op = bop == BinaryOp::Add || bop == BinaryOp::Sub || bop == BinaryOp::Mul || bop == BinaryOp::Div;
@@ -310,7 +309,9 @@ void launch_binary(Context& ctx, OpCall& c) {
     p.off[1] = static_cast<uint32_t>(b.offset() / 4);
     p.out_off = static_cast<uint32_t>(o.offset() / 4);
     Dispatch d;
-    d.pipeline = ctx.pipeline({"binary_vec4", {{"OP", op}}});
+    static const char family = 0;  // the vec4 kernel of each op: built once, then looked up by id
+    d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(bop), f},
+                              [&] { return ShaderVariant{"binary_vec4", {{"OP", binary_expr(bop, f)}}}; });
     d.args = {ctx.arg(a, true), ctx.arg(b, true), ctx.arg(o, false)};
     d.params = &p;
     d.params_size = sizeof p;
@@ -323,7 +324,7 @@ void launch_binary(Context& ctx, OpCall& c) {
   ShaderVariant v{"binary",
                   {{"CT", ct}, {"LOAD_A", load_fn(a.dtype(), ct)}, {"A_PW", pw(a.dtype())},
                    {"LOAD_B", load_fn(b.dtype(), ct)}, {"B_PW", pw(b.dtype())},
-                   {"STORE", store_fn(o.dtype(), ct)}, {"OP", op}}};
+                   {"STORE", store_fn(o.dtype(), ct)}, {"OP", binary_expr(bop, f)}}};
   launch_words(ctx, v, {&a, &b}, o, make_params(o, {&a, &b}), per_word(o.dtype()));
 }
 

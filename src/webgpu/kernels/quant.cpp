@@ -8,6 +8,7 @@
 // their device buffers; the block constants are injected from src/quant/blocks.hpp (QCONST
 // define), never retyped, and the format's shader parts are picked by the DOT/DECODE defines.
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -100,7 +101,10 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.rows} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  static const char family = 0;
+  d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), 0}, [&] {
+    return ShaderVariant{"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}};
+  });
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
@@ -152,10 +156,12 @@ uint32_t tiled_t(const Context& ctx) {
 
 // WGT_QMATVEC_SUBGROUPS=off forces the workgroup-reduction matvec on a device with subgroups
 // (to compare the two, and so that tests cover the fallback on lavapipe, which has them).
+// The env knobs of this file are read on every call (tests and benches change them with
+// setenv between calls), so their parsing allocates nothing unless it fails.
 bool use_subgroups(const Context& ctx) {
   const char* v = std::getenv("WGT_QMATVEC_SUBGROUPS");
-  if (!v || !*v || std::string(v) == "on") return ctx.features().subgroups;
-  if (std::string(v) == "off") return false;
+  if (!v || !*v || std::strcmp(v, "on") == 0) return ctx.features().subgroups;
+  if (std::strcmp(v, "off") == 0) return false;
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_SUBGROUPS='") + v + "'; use on or off");
 }
 
@@ -194,7 +200,7 @@ MatvecKernel requested_matvec_kernel() {
   if (!v || !*v) return MatvecKernel::I8x2;
   for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items,
                          MatvecKernel::I8, MatvecKernel::I8x2})
-    if (std::string(v) == matvec_kernel_name(k)) return k;
+    if (std::strcmp(v, matvec_kernel_name(k)) == 0) return k;
   throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
               std::string("WGT_QMATVEC_KERNEL='") + v + "'; use i8x2, i8, stream, staged, xstat or items");
 }
@@ -210,7 +216,10 @@ uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
   const char* v = std::getenv(var);
   if (!v || !*v) return dflt;
   const int r = std::atoi(v);
-  if (r < static_cast<int>(lo) || r > static_cast<int>(hi) || std::to_string(r) != v)
+  char canon[16];  // r printed back: v must be exactly that (no sign, spaces or leading zeros)
+  const auto [end, ec] = std::to_chars(canon, canon + sizeof canon - 1, r);
+  *end = '\0';
+  if (r < static_cast<int>(lo) || r > static_cast<int>(hi) || ec != std::errc() || std::strcmp(canon, v) != 0)
     throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
                 std::string(var) + "='" + v + "'; use " + std::to_string(lo) + " to " + std::to_string(hi));
   return static_cast<uint32_t>(r);
@@ -339,7 +348,7 @@ constexpr uint32_t kXstatBatch = 4;
 
 // Sets d.pipeline and the grid of the x-stationary matvec and returns true, or returns false
 // (nothing set) when K has more steps than the workgroup's registers hold.
-bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, const std::string& qconst, bool sg) {
+bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, bool sg) {
   const uint32_t group_rows = env_knob("WGT_QMATVEC_XSTAT_ROWS", kXstatRows, 1, 64);
   const uint32_t rb = std::min(env_knob("WGT_QMATVEC_XSTAT_BATCH", kXstatBatch, 1, 8), group_rows);
   const uint32_t nb = p.k / static_cast<uint32_t>(qtype_info(t).block_elems);
@@ -351,13 +360,21 @@ bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, const std:
   const uint32_t warps = stream_warps(ctx, std::max(1u, std::min({kXstatWarps, max_warps, nsteps})));
   if (nsteps > warps * kXstatMaxSteps) return false;
   // red: 2 buffers of RB * WG floats, at most 2 * 8 * 256 * 4 = 16 KiB (WebGPU's minimum).
-  d.pipeline = ctx.pipeline({sg ? "q_mv_xstat_sg" : "q_mv_xstat",
-                             {{"QCONST", qconst},
-                              {"LANE", kernels_for(t).lane},
-                              {"WARPS", std::to_string(warps)},
-                              {"GROUP_ROWS", std::to_string(group_rows)},
-                              {"RB", std::to_string(rb)},
-                              {"NB", std::to_string(nb)}}});
+  // The variant's id: one byte per small parameter (WARPS <= 8, GROUP_ROWS <= 64, RB <= 8), NB in b.
+  static const char family = 0;
+  const VariantId id{&family,
+                     static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{warps} << 16 | uint64_t{group_rows} << 24 |
+                         uint64_t{rb} << 32,
+                     nb};
+  d.pipeline = ctx.pipeline(id, [&] {
+    return ShaderVariant{sg ? "q_mv_xstat_sg" : "q_mv_xstat",
+                         {{"QCONST", quant::wgsl_block_constants(t)},
+                          {"LANE", kernels_for(t).lane},
+                          {"WARPS", std::to_string(warps)},
+                          {"GROUP_ROWS", std::to_string(group_rows)},
+                          {"RB", std::to_string(rb)},
+                          {"NB", std::to_string(nb)}}};
+  });
   // one workgroup per (x row, group_rows weight rows)
   auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
   d.groups_x = gx;
@@ -379,7 +396,10 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     launch_qmatmul(ctx, plain);
     return;
   }
-  const Tensor x = ctx.compact(c.inputs[0]);
+  // x as is when already compact (a Tensor copy costs two vector allocations).
+  const Tensor& x0 = c.inputs[0];
+  const Tensor x_copy = x0.is_contiguous() && x0.offset() == 0 ? Tensor() : ctx.compact(x0);
+  const Tensor& x = x_copy.defined() ? x_copy : x0;
   const Tensor& w = c.inputs[1];
   const Tensor& y = c.outputs[0];
   QParams p{};
@@ -388,14 +408,17 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.n = static_cast<uint32_t>(y.size(1));
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
   if (uint64_t{p.m} * p.n == 0) return;
-  const std::string qconst = quant::wgsl_block_constants(t);
   Dispatch d;
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
   if (p.m > kMatvecMaxM) {
     const uint32_t tt = tiled_t(ctx);
-    d.pipeline = ctx.pipeline({"q_matmul_tiled", {{"QCONST", qconst}, {"DECODE", kernels_for(t).decode}, {"T", std::to_string(tt)}}});
+    static const char family = 0;
+    d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), tt}, [&] {
+      return ShaderVariant{"q_matmul_tiled",
+                           {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}, {"T", std::to_string(tt)}}};
+    });
     d.groups_x = (p.n + 16 * tt - 1) / (16 * tt);
     d.groups_y = (p.m + 16 * tt - 1) / (16 * tt);
     ctx.dispatch(d);
@@ -407,7 +430,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
     const bool sg = use_subgroups(ctx) && sg_max > 0 && sg_max <= kStreamLanes;
-    if (want == MatvecKernel::Xstat && plan_xstat(ctx, d, t, p, qconst, sg)) {
+    if (want == MatvecKernel::Xstat && plan_xstat(ctx, d, t, p, sg)) {
       g_last_matvec_kernel = matvec_kernel_name(MatvecKernel::Xstat);
       ctx.dispatch(d);
       return;
@@ -417,7 +440,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // without it they quietly run `stream`, as for the formats without an i8 part).
     // WGT_WEBGPU_DISABLE_PACKED_DOT=1 emulates such an implementation (tests).
     const char* no_dot = std::getenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
-    const bool packed_dot = ctx.features().packed_dot && !(no_dot && std::string(no_dot) == "1");
+    const bool packed_dot = ctx.features().packed_dot && !(no_dot && std::strcmp(no_dot, "1") == 0);
     const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr && packed_dot;
     const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
     const uint32_t warps =
@@ -425,16 +448,8 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
     const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
-    ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
-                    {{"QCONST", qconst},
-                     {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
-                     {"ROWS", std::to_string(rows)},
-                     {"WARPS", std::to_string(warps)},
-                     {"NORM", fuse_norm ? "true" : "false"},
-                     {"P_BIND", fuse_norm ? "4" : "3"},
-                     {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
-                                            "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
-                                          : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
+    // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
+    const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     if (fuse_norm) {
       // g as vec4: a contiguous copy starting at a multiple of 4 elements.
       Tensor gd = c.inputs[2];
@@ -445,20 +460,42 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       std::memcpy(&p.eps_bits, &eps, sizeof eps);
       g_last_matvec_norm = true;
     }
-    if (i8_kc) {
-      v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
-      v.defines.push_back({"KC", std::to_string(i8_kc)});
-      v.defines.push_back({"X2", x2 ? "true" : "false"});
-      v.defines.push_back({"UNROLL", "1"});
-    } else if (staged.ok) {
-      v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
-      v.defines.push_back({"UNROLL", std::to_string(staged.unroll)});
-      v.defines.push_back({"NBUF", std::to_string(staged.nbuf)});
-    } else {
-      v.defines.push_back({"SOURCE", "q_mv_stream_direct"});
-      v.defines.push_back({"UNROLL", std::to_string(stream_unroll(kStreamUnroll))});
-    }
-    d.pipeline = ctx.pipeline(v);
+    // The variant's id: every parameter that selects a define below, one byte each (all are
+    // < 256: ROWS, WARPS <= 8, UNROLL <= 64, NBUF <= 2; source 0 i8, 1 staged, 2 direct), KC in b.
+    const uint32_t source = i8_kc ? 0 : staged.ok ? 1 : 2;
+    const uint32_t unroll = i8_kc ? 1 : staged.ok ? staged.unroll : direct_unroll;
+    static const char family = 0;
+    const VariantId id{&family,
+                       static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
+                           uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48,
+                       i8_kc};
+    d.pipeline = ctx.pipeline(id, [&] {
+      ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
+                      {{"QCONST", quant::wgsl_block_constants(t)},
+                       {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
+                       {"ROWS", std::to_string(rows)},
+                       {"WARPS", std::to_string(warps)},
+                       {"NORM", fuse_norm ? "true" : "false"},
+                       {"P_BIND", fuse_norm ? "4" : "3"},
+                       {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
+                                              "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
+                                            : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
+      if (i8_kc) {
+        v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
+        v.defines.push_back({"KC", std::to_string(i8_kc)});
+        v.defines.push_back({"X2", x2 ? "true" : "false"});
+        v.defines.push_back({"UNROLL", "1"});
+      } else if (staged.ok) {
+        v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
+        v.defines.push_back({"UNROLL", std::to_string(staged.unroll)});
+        v.defines.push_back({"NBUF", std::to_string(staged.nbuf)});
+      } else {
+        v.defines.push_back({"SOURCE", "q_mv_stream_direct"});
+        v.defines.push_back({"UNROLL", std::to_string(direct_unroll)});
+      }
+      return v;
+    });
     g_last_matvec_kernel =
         matvec_kernel_name(i8_kc ? want : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
@@ -471,9 +508,14 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   }
   g_last_matvec_kernel = matvec_kernel_name(MatvecKernel::Items);
   // Subgroup reduction where the device has the feature; the workgroup tree elsewhere.
-  const char* shader = use_subgroups(ctx) ? "q_matvec_sg" : "q_matvec";
-  d.pipeline = ctx.pipeline(
-      {shader, {{"QCONST", qconst}, {"DOT", kernels_for(t).dot}, {"ROWS", std::to_string(kRowsPerGroup)}}});
+  const bool sg = use_subgroups(ctx);
+  static const char family = 0;
+  d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t) | uint64_t{sg} << 8, 0}, [&] {
+    return ShaderVariant{sg ? "q_matvec_sg" : "q_matvec",
+                         {{"QCONST", quant::wgsl_block_constants(t)},
+                          {"DOT", kernels_for(t).dot},
+                          {"ROWS", std::to_string(kRowsPerGroup)}}};
+  });
   // one workgroup per (x row, group of kRowsPerGroup weight rows)
   auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + kRowsPerGroup - 1) / kRowsPerGroup));
   d.groups_x = gx;
@@ -498,7 +540,10 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   const uint64_t threads = uint64_t{p.n_ids} * (p.cols / 8);  // one invocation per 8 elements
   if (threads == 0) return;
   Dispatch d;
-  d.pipeline = ctx.pipeline({"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}});
+  static const char family = 0;
+  d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), 0}, [&] {
+    return ShaderVariant{"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}};
+  });
   d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
   d.params = &p;
   d.params_size = sizeof p;
