@@ -775,8 +775,8 @@ void WebGPUBackend::collect_batch_time(const Batch& b) {
   const Procs& p = dev_->p();
   uint64_t ts[2] = {0, 0};
   map_read(query_read_, sizeof ts, 0, ts, sizeof ts, "webgpu batch timing", [&] {
-    p.BufferRelease(query_read_);
-    query_read_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, uint64_t{8} * query_count_, "webgpu profile");
+    p.BufferRelease(query_read_);  // as in collect_timestamps: ensure_query_set makes a new one
+    query_read_ = nullptr;
   });
   if (ts[1] < ts[0]) {
     ++profile_dropped_;
