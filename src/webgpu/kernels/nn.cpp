@@ -416,7 +416,11 @@ AttnShape attn_shape(const OpCall& call) {
 //   WGT_ATTN_DECODE_LANES  = 4 | 8 | 16 | 32   invocations per key (must fit the head dim)
 //   WGT_ATTN_DECODE_WARPS  = 1 | 2 | 4 | 8     workgroup size in units of 32 invocations
 //   WGT_ATTN_DECODE_UNROLL = 1 | 2 | 4         keys per lane group per loop trip
-constexpr int64_t kDecodeSgWarps = 4, kDecodeSgUnroll = 2;
+// Unroll 4 (keys per lane group per loop trip), measured on the H200 (BENCHMARKS.md run 9,
+// batch GPU time): 17.0 us against 18.1 with 2 at KV 4096 (8 K/V copies) and a block decode
+// step of 158.6 against 163.1 us; wall 33.8 against 37.6 us at KV 16384 (before the
+// split-lane reduce).
+constexpr int64_t kDecodeSgWarps = 4, kDecodeSgUnroll = 4;
 // Workgroups the default chunk aims at: about two per SM of a large GPU (an H200 has 132) so
 // that enough loads are in flight, and not many more, since every workgroup pays a merge of
 // its lane groups' states and writes one partial per head for the reduction pass. Measured on
