@@ -542,13 +542,23 @@ void launch_attention(Context& ctx, OpCall& call) {
   p.causal = call.attrs.causal ? 1 : 0;
   p.has_mask = has_mask ? 1 : 0;
   p.scale = static_cast<float>(call.attrs.scalar0);
-  std::vector<std::pair<std::string, std::string>> defs{
-      {"Q_F16", f16_flag(q.dtype())}, {"K_F16", f16_flag(k.dtype())}, {"M_F16", f16_flag(mt)}, {"D", std::to_string(s.d)}};
+  // The defines common to every pass-1 variant; built only when a pipeline is first made
+  // (the per-call path looks pipelines up by a VariantId of the same parameters).
+  const uint64_t dtypes = uint64_t{q.dtype() == DType::F16} | uint64_t{k.dtype() == DType::F16} << 1 |
+                          uint64_t{mt == DType::F16} << 2;
+  auto base_defs = [&] {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"Q_F16", f16_flag(q.dtype())}, {"K_F16", f16_flag(k.dtype())}, {"M_F16", f16_flag(mt)}, {"D", std::to_string(s.d)}};
+  };
 
   if (!use_decode(ctx, s, k.dtype())) {
-    defs.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
     Dispatch d;
-    d.pipeline = ctx.pipeline(ShaderVariant{"attention_prefill", defs});
+    static const char prefill_family = 0;
+    d.pipeline = ctx.pipeline(VariantId{&prefill_family, dtypes | static_cast<uint64_t>(s.d) << 8, 0}, [&] {
+      auto defs = base_defs();
+      defs.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
+      return ShaderVariant{"attention_prefill", defs};
+    });
     d.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(o, false)};
     d.params = &p;
     d.params_size = sizeof p;
@@ -579,17 +589,25 @@ void launch_attention(Context& ctx, OpCall& call) {
   // buffers alive until the recorded work has been submitted (as for compact()).
   Tensor part_acc = Tensor::empty({s.lq * s.heads * n_split * s.d}, DType::F32, o.device());
   Tensor part_ml = Tensor::empty({s.lq * s.heads * n_split * 2}, DType::F32, o.device());
-  defs.push_back({"G", std::to_string(s.group)});
-  if (sg.lanes > 0) {
-    defs.push_back({"L", std::to_string(sg.lanes)});
-    defs.push_back({"WG", std::to_string(sg.wg)});
-    defs.push_back({"U", std::to_string(sg.unroll)});
-    defs.push_back({"SG_MIN", std::to_string(ctx.limits().subgroup_min_size)});
-  } else {
-    defs.push_back({"T", std::to_string(tile)});
-  }
   Dispatch d1;
-  d1.pipeline = ctx.pipeline(ShaderVariant{sg.lanes > 0 ? "attention_decode_sg" : "attention_decode", defs});
+  static const char pass1_family = 0;
+  // a: dtypes, d, G; b: lanes (0: the staged kernel), workgroup, unroll, tile.
+  const VariantId id1{&pass1_family, dtypes | static_cast<uint64_t>(s.d) << 8 | static_cast<uint64_t>(s.group) << 32,
+                      static_cast<uint64_t>(sg.lanes) | static_cast<uint64_t>(sg.wg) << 8 |
+                          static_cast<uint64_t>(sg.unroll) << 24 | static_cast<uint64_t>(tile) << 32};
+  d1.pipeline = ctx.pipeline(id1, [&] {
+    auto defs = base_defs();
+    defs.push_back({"G", std::to_string(s.group)});
+    if (sg.lanes > 0) {
+      defs.push_back({"L", std::to_string(sg.lanes)});
+      defs.push_back({"WG", std::to_string(sg.wg)});
+      defs.push_back({"U", std::to_string(sg.unroll)});
+      defs.push_back({"SG_MIN", std::to_string(ctx.limits().subgroup_min_size)});
+    } else {
+      defs.push_back({"T", std::to_string(tile)});
+    }
+    return ShaderVariant{sg.lanes > 0 ? "attention_decode_sg" : "attention_decode", defs};
+  });
   d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(part_acc, false), ctx.arg(part_ml, false)};
   d1.params = &p;
   d1.params_size = sizeof p;
@@ -601,8 +619,10 @@ void launch_attention(Context& ctx, OpCall& call) {
   // Pass 2: one workgroup per (query * head, block of 32 head dims).
   auto [gx, gy] = ctx.grid(static_cast<uint64_t>(s.lq * s.heads));
   Dispatch d2;
-  d2.pipeline = ctx.pipeline(
-      ShaderVariant{"attention_decode_reduce", {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}}});
+  static const char reduce_family = 0;
+  d2.pipeline = ctx.pipeline(VariantId{&reduce_family, uint64_t{o.dtype() == DType::F16} | static_cast<uint64_t>(s.d) << 8, 0}, [&] {
+    return ShaderVariant{"attention_decode_reduce", {{"O_F16", f16_flag(o.dtype())}, {"D", std::to_string(s.d)}}};
+  });
   d2.args = {ctx.arg(part_acc), ctx.arg(part_ml), ctx.arg(o, false)};
   d2.params = &p;
   d2.params_size = sizeof p;
