@@ -61,7 +61,7 @@ struct OpCall {
   double work = 0.0;
   // Shapes/dtypes of the outputs, set by the runtime before supports() (outputs are
   // allocated only after a backend is chosen; creation ops and casts need these to decide).
-  std::vector<std::pair<Shape, DType>> out_specs;
+  std::vector<std::pair<Shape, DType>> out_specs{};
 };
 
 // Splitting a call with a prologue (attrs.prologue != None; its operand is the last input)

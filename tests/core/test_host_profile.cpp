@@ -21,7 +21,9 @@ const HostStageTime& stage(const std::vector<HostStageTime>& ts, const std::stri
 
 TEST(HostProfile, CountsStagesPerOpOnlyWhileOn) {
   const char* env = std::getenv("WGT_HOST_PROFILE");
-  if (!env || std::string(env) != "1") EXPECT_FALSE(host_profiling());
+  if (!env || std::string(env) != "1") {
+    EXPECT_FALSE(host_profiling());
+  }
   const bool was_on = host_profiling();
   const Policy keep = Runtime::get().policy();
   Policy cpu = keep;

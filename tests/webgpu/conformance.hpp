@@ -39,11 +39,11 @@ struct Case {
   std::string name;  // unique, matched by WGT_TEST_OP
   OpKind kind = OpKind::Unary;
   std::string op_name;
-  OpAttrs attrs;
-  std::vector<Input> inputs;
-  Shape out_shape;
+  OpAttrs attrs{};
+  std::vector<Input> inputs{};
+  Shape out_shape{};
   DType out_dtype = DType::F32;
-  Tolerance tol;
+  Tolerance tol{};
 };
 
 struct Result {

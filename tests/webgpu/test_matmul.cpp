@@ -347,7 +347,8 @@ TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
   v = check_matmul(gpu, a, b, false);
   EXPECT_FALSE(has(v, "o:v4")) << v;
   // K % 4 != 0 or an operand offset not a multiple of 4: scalar loads for that operand.
-  v = check_matmul(gpu, random_gpu({70, 131}, DType::F32, seed++), random_gpu({131, 68}, DType::F32, seed++), false, 4);
+  v = check_matmul(gpu, random_gpu({70, 131}, DType::F32, seed), random_gpu({131, 68}, DType::F32, seed + 1), false, 4);
+  seed += 2;
   EXPECT_FALSE(has(v, "a:v4")) << v;
   EXPECT_TRUE(has(v, "b:v4")) << v;  // N-fast B only needs N and its row stride % 4
   Tensor big = random_gpu({3, 70, 132}, DType::F32, seed++);
@@ -456,7 +457,9 @@ bool f16_runs(DeviceBackend* gpu) {
 void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* reduce, const char* config = "256x32x2") {
   auto expect_vec = [&](const std::string& v) {
     EXPECT_EQ(v.rfind(std::string("gemv_vec ") + config + " ", 0), 0u) << v;
-    if (reduce) EXPECT_TRUE(has(v, reduce)) << v;
+    if (reduce) {
+      EXPECT_TRUE(has(v, reduce)) << v;
+    }
   };
   for (int64_t M : {1, 2, 3, 4})
     for (int64_t N : {1, 9, 130})
@@ -529,7 +532,9 @@ TEST(WebGpuMatmul, MixedF32TimesF16) {
           Tensor a = random_gpu({M, K}, DType::F32, seed++);
           const std::string v = check_matmul(gpu, a, random_gpu({N, K}, DType::F16, seed++), true);
           EXPECT_TRUE(has(v, " b:f16")) << v;
-          if (M <= 4 && K % 8 == 0) EXPECT_EQ(v.rfind("gemv_vec ", 0), 0u) << v;
+          if (M <= 4 && K % 8 == 0) {
+            EXPECT_EQ(v.rfind("gemv_vec ", 0), 0u) << v;
+          }
           check_matmul(gpu, a, random_gpu({K, N}, DType::F16, seed++), false);
           if (HasFatalFailure()) return;
         }

@@ -332,7 +332,9 @@ TEST_F(WebGpuNn, KvCacheAppendRopeMatchesReferenceAndUnfused) {
     Runtime::get().reset_stats();
     const uint64_t d0 = webgpu_batch_stats().dispatches;
     fused.append_rope(q, k_of(a), v_of(a), cfg);
-    if (n == 1) EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 1u);
+    if (n == 1) {
+      EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 1u);
+    }
     const auto& per = Runtime::get().stats().per_op;
     ASSERT_TRUE(per.count("kv_append_rope"));
     EXPECT_TRUE(per.at("kv_append_rope").count("webgpu:0")) << "kv_append_rope must run as a WebGPU kernel";

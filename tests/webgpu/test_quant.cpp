@@ -169,7 +169,9 @@ TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
       const Tensor g = Tensor::from_vector(randn(K + 1, 7, 1.f), {K + 1}).slice(0, 1, K + 1);  // offset 1
       const auto want = qmatmul_t(rms_norm(x, g, 1e-5), w).to_vector<float>();
       const auto got = rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5).cpu().to_vector<float>();
-      if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.fused) << c.kernel << " " << qtype_name(t);
+      if (c.M <= 4) {
+        EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.fused) << c.kernel << " " << qtype_name(t);
+      }
       expect_matches_cpu(got, want, K, std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M));
     }
   }

@@ -33,8 +33,9 @@ TEST(WebGPU, AdapterIsReal) {
   EXPECT_NE(a.backend, "null") << "Dawn's Null backend computes nothing";
   const char* ci = std::getenv("CI");
   const char* req = std::getenv("WGT_REQUIRE_ADAPTER");
-  if ((ci && std::string(ci) == "true") || (req && std::string(req) == "lavapipe"))
+  if ((ci && std::string(ci) == "true") || (req && std::string(req) == "lavapipe")) {
     EXPECT_NE(a.name.find("llvmpipe"), std::string::npos) << "CI expects lavapipe, got " << a.name;
+  }
   // The limits we rely on were read with our own struct layout: check they are sane.
   uint64_t binding = 0, per_dim = 0;
   for (auto& [k, v] : a.limits) {
@@ -45,8 +46,9 @@ TEST(WebGPU, AdapterIsReal) {
   EXPECT_GE(per_dim, 65535u);
   // lavapipe offers shader-f16 (a regression check of the feature probe); other adapters may
   // not (this Dawn build hides it on the H200), and f16 then runs as packed words.
-  if (a.name.find("llvmpipe") != std::string::npos)
+  if (a.name.find("llvmpipe") != std::string::npos) {
     EXPECT_NE(std::find(a.features.begin(), a.features.end(), "shader-f16"), a.features.end());
+  }
 }
 
 // WGT_WEBGPU_DISABLE_F16=1 must leave the device without shader-f16 (the packed-f16 test run
