@@ -20,8 +20,21 @@ namespace {
 
 const Device kGpu = Device::webgpu(0);
 
+std::vector<uint8_t> raw(const Tensor& t);
+
 class WebGpuNn : public wgt::testing::WebGpuTest {
  protected:
+  // A fused RoPE + append call against the same work done unfused on the device (q and both
+  // caches equal in bits) and against the CPU reference (q within q_tol, caches within kv_tol).
+  void expect_fused_matches(const Tensor& q, const Tensor& unfused_q, const KVCache& fused, const KVCache& unfused,
+                            const Tensor& ref_q, const KVCache& ref, double q_tol, double kv_tol) {
+    EXPECT_EQ(raw(q), raw(unfused_q)) << "q: fused and unfused differ";
+    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k())) << "k cache: fused and unfused differ";
+    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v())) << "v cache: fused and unfused differ";
+    EXPECT_LE(rel_err(q, ref_q), q_tol);
+    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), kv_tol);
+    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), kv_tol);
+  }
 
   std::vector<double> values(const Tensor& t) {
     Policy keep = Runtime::get().policy();
@@ -344,14 +357,8 @@ TEST_F(WebGpuNn, KvCacheAppendRopeMatchesReferenceAndUnfused) {
     Tensor qk = b.slice(1, 0, qd + kvd).view({n, c.H + c.Hkv, c.D});
     rope_(qk, pre, cfg);
     unfused.append(k_of(b), v_of(b));
-    EXPECT_EQ(raw(q), raw(b.slice(1, 0, qd))) << "q: fused and unfused differ";
-    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k())) << "k cache: fused and unfused differ";
-    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v())) << "v cache: fused and unfused differ";
-
-    const double tol = c.src == f16 || c.cache == f16 ? 2e-3 : 1e-5;
-    EXPECT_LE(rel_err(q, ref_q), c.src == f16 ? 2e-3 : 1e-5);
-    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
-    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
+    expect_fused_matches(q, b.slice(1, 0, qd), fused, unfused, ref_q, ref, c.src == f16 ? 2e-3 : 1e-5,
+                         c.src == f16 || c.cache == f16 ? 2e-3 : 1e-5);
   }
 }
 
@@ -411,12 +418,7 @@ TEST_F(WebGpuNn, KvCacheAppendRopeSeparateBuffersAndLauncherFallback) {
     rope_(uq, pre, cfg);
     rope_(uk, pre, cfg);
     unfused.append(uk, vd);
-    EXPECT_EQ(raw(q), raw(uq));
-    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
-    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
-    EXPECT_LE(rel_err(q, ref_q), 1e-5);
-    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), 2e-3);
-    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), 2e-3);
+    expect_fused_matches(q, uq, fused, unfused, ref_q, ref, 1e-5, 2e-3);
   }
 }
 
@@ -500,14 +502,7 @@ TEST_F(WebGpuNn, NormQkvRopeAppendMatchesReferenceAndUnfused) {
       Tensor uq = qkv.slice(1, 0, qd).view({1, c.H, c.D});
       unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({1, c.Hkv, c.D}),
                           qkv.slice(1, qd + kvd, W).view({1, c.Hkv, c.D}), cfg);
-      EXPECT_EQ(raw(q), raw(uq)) << "q: fused and unfused differ";
-      EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k())) << "k cache: fused and unfused differ";
-      EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v())) << "v cache: fused and unfused differ";
-
-      const double tol = c.cache == f16 ? 2e-3 : 1e-4;
-      EXPECT_LE(rel_err(q, ref_q), 1e-4);
-      EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
-      EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
+      expect_fused_matches(q, uq, fused, unfused, ref_q, ref, 1e-4, c.cache == f16 ? 2e-3 : 1e-4);
     }
   }
 }
@@ -567,13 +562,8 @@ TEST_F(WebGpuNn, NormQkvRopeAppendFallbacks) {
     Tensor uq = qkv.slice(1, 0, qd).contiguous().view({c.n, c.H, c.D});
     unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({c.n, c.Hkv, c.D}),
                         qkv.slice(1, qd + kvd, W).view({c.n, c.Hkv, c.D}), cfg);
-    EXPECT_EQ(raw(q), raw(uq));
-    EXPECT_EQ(raw(fused.view_k()), raw(unfused.view_k()));
-    EXPECT_EQ(raw(fused.view_v()), raw(unfused.view_v()));
     const double tol = c.x_dtype == f16 ? 1e-2 : 2e-3;
-    EXPECT_LE(rel_err(q, ref_q), tol);
-    EXPECT_LE(rel_err(fused.view_k(), ref.view_k()), tol);
-    EXPECT_LE(rel_err(fused.view_v(), ref.view_v()), tol);
+    expect_fused_matches(q, uq, fused, unfused, ref_q, ref, tol, tol);
   }
 }
 
