@@ -49,12 +49,10 @@ void Runtime::prune_residents() {
 MemoryStats Runtime::memory_stats(int device_index) {
   MemoryStats m;
   m.budget = memory_budget(device_index);
-  std::vector<Resident> live;
+  prune_residents();
   for (auto& r : residents_) {
     auto s = r.storage.lock();
-    if (!s) continue;
-    live.push_back(r);
-    if (s->device().index != device_index) continue;
+    if (!s || s->device().index != device_index) continue;
     if (s->resident()) {
       m.resident += s->nbytes();
       if (s->pinned()) m.pinned += s->nbytes();
@@ -62,9 +60,6 @@ MemoryStats Runtime::memory_stats(int device_index) {
       m.evicted_tensors++;
     }
   }
-  residents_.swap(live);
-  tracked_bytes_ = 0;
-  for (const auto& r : residents_) tracked_bytes_ += r.bytes;
   if (DeviceBackend* b = webgpu_backend(device_index)) {
     m.allocated = b->bytes_allocated();
     m.pooled = b->bytes_pooled();
@@ -79,18 +74,10 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
   // Same quantity as max(bytes_allocated, memory_stats().resident), without building the
   // stats: this runs for every device op (twice: outputs, then their upload).
   auto used = [&] {
-    uint64_t resident = 0, tracked = 0;
-    auto live = residents_.begin();
-    for (auto& r : residents_) {  // sums and drops dead entries in place, no allocation
-      auto s = r.storage.lock();
-      if (!s) continue;
-      tracked += r.bytes;
-      if (s->device().index == d.index && s->resident()) resident += s->nbytes();
-      if (&*live != &r) *live = std::move(r);
-      ++live;
-    }
-    residents_.erase(live, residents_.end());
-    tracked_bytes_ = tracked;
+    prune_residents();  // in place, no allocation
+    uint64_t resident = 0;
+    for (auto& r : residents_)
+      if (auto s = r.storage.lock(); s && s->device().index == d.index && s->resident()) resident += s->nbytes();
     return std::max(b.bytes_allocated(), resident);
   };
   // Fast path, without the walk (O(tracked storages), twice per device op: hundreds of
