@@ -547,9 +547,8 @@ void WebGPUBackend::remember_pipeline(const VariantId& id, const Pipeline* p) {
 
 void WebGPUBackend::begin_batch() {
   const Procs& p = dev_->p();
-  if (profiling_) ensure_query_set();  // before the batch exists: it may throw
-  const bool pass_timed = batch_timing_ && !profiling_;
-  if (pass_timed) ensure_query_set();
+  if (profiling_ || batch_timing_) ensure_query_set();  // before the batch exists: it may throw
+  const bool pass_timed = batch_timing_ && !profiling_;  // per-dispatch profiling takes precedence
   batch_ = std::make_unique<Batch>();
   CommandEncoderDescriptor ed;
   batch_->encoder = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
