@@ -10,6 +10,8 @@
 //
 //   bench_webgpu_attention [--case decode|prefill|block|all] [--kv N] [--seq N] [--ms N]
 //                          [--block-dim N] [--block-ffn N]   (head_dim stays 128)
+//                          [--block-quant q4_0|q4_k|q6_k|q8_0|...]   (projections packed in
+//                          that GGUF format, quantized on the host; default f16)
 // Peak HBM bandwidth of the H200 is 4.8 TB/s nominal; the anchor used here is 4.17 TB/s.
 #include <algorithm>
 #include <chrono>
@@ -35,11 +37,12 @@ struct Options {
   int64_t kv = 4096, seq = 4096;
   int64_t block_dim = 4096, block_ffn = 11008;  // smaller values for a smoke run on lavapipe
   double target_ms = 300;
+  std::string block_quant;  // empty: f16 projections
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_attention: %s\nusage: bench_webgpu_attention [--case decode|prefill|block|all] "
-                       "[--kv N] [--seq N] [--ms N] [--block-dim N] [--block-ffn N]\n", why.c_str());
+                       "[--kv N] [--seq N] [--ms N] [--block-dim N] [--block-ffn N] [--block-quant TYPE]\n", why.c_str());
   std::exit(2);
 }
 
@@ -57,6 +60,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--ms") o.target_ms = std::stod(next());
     else if (a == "--block-dim") o.block_dim = std::stoll(next());
     else if (a == "--block-ffn") o.block_ffn = std::stoll(next());
+    else if (a == "--block-quant") o.block_quant = next();
     else usage("unknown argument " + a);
   }
   return o;
@@ -159,12 +163,14 @@ void bench_block(const Options& o) {
   cfg.ffn_dim = o.block_ffn;
   set_mode(PolicyMode::CpuOnly);
   BlockWeights w = BlockWeights::random(cfg, 7, DType::F16, Device::cpu());
-  BlockWeights wg = w;
-  double weight_bytes = 0;
-  for (Tensor* t : {&wg.attn_norm, &wg.wq, &wg.wk, &wg.wv, &wg.wo, &wg.ffn_norm, &wg.w_gate, &wg.w_up, &wg.w_down}) {
-    weight_bytes += static_cast<double>(t->nbytes());
-    *t = t->to(kGpu);
-  }
+  const std::string wname = o.block_quant.empty() ? "f16" : o.block_quant;
+  if (!o.block_quant.empty()) w = w.quantized(qtype_from_name(o.block_quant));
+  const BlockWeights wg = w.to(kGpu);
+  double weight_bytes = 0;  // what one step reads: dense tensors and packed projections
+  for (const Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w_gate, &w.w_up, &w.w_down})
+    if (t->defined()) weight_bytes += static_cast<double>(t->nbytes());
+  for (const QTensor* t : {&w.quant.wq, &w.quant.wk, &w.quant.wv, &w.quant.wo, &w.quant.w_gate, &w.quant.w_up, &w.quant.w_down})
+    if (t->defined()) weight_bytes += static_cast<double>(t->nbytes());
   Tensor x = rand_normal({1, cfg.dim}, 8);
   TransformerBlock cpu_blk(cfg, w);
   KVCache cpu_cache = cpu_blk.make_cache(8, DType::F16);
@@ -182,8 +188,8 @@ void bench_block(const Options& o) {
     (void)blk.forward(xg, cache, cache.size());
   }, o.target_ms);
   const double gpu_bps = bench::rate(weight_bytes, t.gpu_s);
-  std::printf("block   decode step (dim %lld, ffn %lld, f16 weights %.0f MB, f16 cache): wall %8.3f ms %7.1f GB/s (%.1f%%) | gpu %s ms %s GB/s (%s%%) of weights vs 4.17 TB/s  max rel err %.2e\n",
-              (long long)cfg.dim, (long long)cfg.ffn_dim, weight_bytes / 1e6, t.wall_s * 1e3, weight_bytes / t.wall_s / 1e9,
+  std::printf("block   decode step (dim %lld, ffn %lld, %s weights %.0f MB, f16 cache): wall %8.3f ms %7.1f GB/s (%.1f%%) | gpu %s ms %s GB/s (%s%%) of weights vs 4.17 TB/s  max rel err %.2e\n",
+              (long long)cfg.dim, (long long)cfg.ffn_dim, wname.c_str(), weight_bytes / 1e6, t.wall_s * 1e3, weight_bytes / t.wall_s / 1e9,
               100 * weight_bytes / t.wall_s / kAnchorBytesPerS, bench::fmt(t.gpu_s, 1e3, 8, 3).c_str(),
               bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
   print_top_kernels(t, 6);

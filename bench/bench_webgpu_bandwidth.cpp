@@ -2,7 +2,7 @@
 // RMSNorm over rows of 4096 f32) on large tensors, plus the end-to-end latency of a chain of
 // small dependent ops. Every figure is printed only after its result was verified on samples.
 //   bench_webgpu_bandwidth [--mib N (default 256)] [--iters N (default 50)] [--chain N (default 1000)]
-//                          [--only copy,add,softmax,softmax_wg,rms_norm,chain (default: all)]
+//                          [--only copy,add,softmax,softmax_wg,rms_norm,rowsum,gemv,tiny,chain (default: all)]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,7 +71,7 @@ bool measure(const char* name, double bytes_per_call, int iters, const std::func
 int main(int argc, char** argv) {
   int64_t mib = 256;
   int iters = 50, chain = 1000;
-  std::string only = "copy,add,softmax,softmax_wg,rms_norm,chain";
+  std::string only = "copy,add,softmax,softmax_wg,rms_norm,rowsum,gemv,tiny,chain";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--mib") mib = std::atoll(argv[i + 1]);
@@ -158,6 +158,66 @@ int main(int argc, char** argv) {
     }
     return true;
   });
+
+  // A read-mostly kernel: y = x W^T at M = 1 with W f16 [--mib MiB / 8 KiB rows, 4096] (the
+  // gemv behind decode-step projections), bytes = W's. Calls cycle through copies of W so that
+  // they read from memory. With batch GPU time this is the device time of one dispatch that
+  // streams that many bytes: the floor of any kernel that must read them in one dispatch.
+  if (want("gemv")) {
+    const int64_t wrows = std::max<int64_t>(1, mib * (int64_t{1} << 20) / 2 / kRow);
+    const std::vector<float> hx = host_data(kRow, 5), hwv = host_data(wrows * kRow, 6);
+    const Tensor wh = cast(Tensor::from_vector(hwv, {wrows, kRow}), DType::F16);
+    const Tensor xh = cast(Tensor::from_vector(hx, {1, kRow}), DType::F16).to(gpu);
+    const double wbytes = 2.0 * static_cast<double>(wrows * kRow);
+    std::vector<Tensor> ws;
+    for (int c = 0; c < bench::copies_from_env(wbytes); ++c) ws.push_back(wh.to(gpu));
+    const std::vector<float> wf = cast(wh, DType::F32).to_vector<float>(), xf = cast(xh.cpu(), DType::F32).to_vector<float>();
+    size_t calls = 0;
+    char name[64];
+    std::snprintf(name, sizeof name, "gemv f16 %lldx%lld", static_cast<long long>(wrows), static_cast<long long>(kRow));
+    ok &= measure(name, wbytes, iters, [&] { return matmul_t(xh, ws[calls++ % ws.size()]); }, [&](const Tensor& y) {
+      const auto g = cast(y.cpu(), DType::F32).to_vector<float>();
+      for (int64_t r : {int64_t{0}, wrows / 2, wrows - 1}) {
+        double acc = 0, mag = 0;
+        for (int64_t k = 0; k < kRow; ++k) {
+          acc += double(xf[k]) * wf[r * kRow + k];
+          mag += std::fabs(double(xf[k]) * wf[r * kRow + k]);
+        }
+        if (std::fabs(g[r] - acc) > 1e-2 * (1 + mag)) return false;
+      }
+      return true;
+    });
+  }
+  // A read-only kernel: sum over rows of 4096 f32 (one small output per row). Calls cycle
+  // through copies of the input so that they read from memory; bytes = the input's.
+  if (want("rowsum")) {
+    std::vector<Tensor> xs;
+    for (int c = 0; c < bench::copies_from_env(static_cast<double>(n) * 4); ++c)
+      xs.push_back(c ? Tensor::from_vector(ha, {rows, kRow}, gpu) : a);
+    size_t calls = 0;
+    ok &= measure("rowsum (rows of 4096)", static_cast<double>(n) * 4, iters, [&] { return sum(xs[calls++ % xs.size()], {1}); },
+                  [&](const Tensor& y) {
+      const auto g = y.cpu().to_vector<float>();
+      for (int64_t r : sample_rows) {
+        double acc = 0, mag = 0;
+        for (int64_t j = 0; j < kRow; ++j) { acc += ha[r * kRow + j]; mag += std::fabs(ha[r * kRow + j]); }
+        if (std::fabs(g[r] - acc) > 1e-5 * (1 + mag)) return false;
+      }
+      return true;
+    });
+  }
+  // One tiny dependent op per call (add of 1024 f32 to the previous result): with batch GPU
+  // time, the device cost of one dispatch and its barrier with almost no work.
+  if (want("tiny")) {
+    const Tensor one = Tensor::from_vector(std::vector<float>(1024, 1.0f), {1024}, gpu);
+    Tensor x = zeros({1024}, DType::F32, gpu);
+    int64_t calls = 0;
+    ok &= measure("tiny dependent add (1024 f32)", 3.0 * 1024 * 4, iters, [&] { ++calls; return x = add(x, one); },
+                  [&](const Tensor& y) {
+      const auto g = y.cpu().to_vector<float>();
+      return g[0] == static_cast<float>(calls) && g[1023] == static_cast<float>(calls);
+    });
+  }
 
   // Chain of small dependent ops, end to end: launch overhead and batching, not bandwidth.
   if (want("chain")) {

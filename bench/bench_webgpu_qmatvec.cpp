@@ -11,6 +11,11 @@
 // Timing (bench/bench_timing.hpp): 200 ms warm-up, then wall time over >= 300 ms of calls
 // ("wall"), and the GPU kernel time per call from timestamp queries ("gpu", empty without
 // timestamp-query). GB/s and TFLOP/s are given for both.
+// Sweep mode: WGT_BENCH_SWEEP="A; B; ..." where each of A, B is a space-separated list of
+// VAR=VALUE settings (e.g. "WGT_QMATVEC_PIPE=0; WGT_QMATVEC_PIPE=1 WGT_QMATVEC_ROWS=4"):
+// per format, each setting is applied in turn, its decode result checked against the CPU and
+// timed (one line each); the items kernel, prefill and the dense reference are skipped, and
+// every variable a setting named is restored afterwards.
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
 //   (iters: the least number of timed calls; the run lasts at least WGT_BENCH_MS = 300 ms)
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
@@ -23,6 +28,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <random>
 #include <string>
 
@@ -64,6 +72,53 @@ std::vector<float> sample_rows(const Tensor& y, const std::vector<int64_t>& rows
   return out;
 }
 
+// The settings of WGT_BENCH_SWEEP: one vector of (VAR, VALUE) per ';'-separated setting.
+std::vector<std::vector<std::pair<std::string, std::string>>> parse_sweep(const char* spec) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> out;
+  std::string all = spec;
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    const size_t end = std::min(all.find(';', pos), all.size());
+    std::vector<std::pair<std::string, std::string>> one;
+    size_t i = pos;
+    while (i < end) {
+      while (i < end && all[i] == ' ') ++i;
+      size_t j = i;
+      while (j < end && all[j] != ' ') ++j;
+      if (j > i) {
+        const std::string kv = all.substr(i, j - i);
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          std::fprintf(stderr, "WGT_BENCH_SWEEP: '%s' is not VAR=VALUE\n", kv.c_str());
+          std::exit(1);
+        }
+        one.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      }
+      i = j;
+    }
+    if (!one.empty()) out.push_back(one);
+    pos = end + 1;
+  }
+  return out;
+}
+
+// Sets a setting's variables; returns the previous values (nullopt: unset) to restore.
+std::vector<std::pair<std::string, std::optional<std::string>>> apply_env(
+    const std::vector<std::pair<std::string, std::string>>& kvs) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> old;
+  for (const auto& [k, v] : kvs) {
+    const char* prev = std::getenv(k.c_str());
+    old.emplace_back(k, prev ? std::optional<std::string>(prev) : std::nullopt);
+    setenv(k.c_str(), v.c_str(), 1);
+  }
+  return old;
+}
+void restore_env(const std::vector<std::pair<std::string, std::optional<std::string>>>& old) {
+  for (auto it = old.rbegin(); it != old.rend(); ++it) {
+    if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1); else unsetenv(it->first.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +149,44 @@ int main(int argc, char** argv) {
   const Tensor x1g = x1.to(gpu), xpg = xp.to(gpu);
   const int piters = std::max(1, iters / 5);
   const double flop = 2.0 * double(PM) * double(N) * double(K);
+
+  if (const char* spec = std::getenv("WGT_BENCH_SWEEP"); spec && *spec) {
+    const auto settings = parse_sweep(spec);
+    std::printf("sweep: decode M=1, %lld x %lld; batch us = device time per call (pass begin/end)\n",
+                static_cast<long long>(N), static_cast<long long>(K));
+    std::printf("%-6s %9s %9s %7s %9s  %s\n", "format", "wall us", "batch us", "batch%", "host us", "setting");
+    for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
+      const QTensor q = quantize(w, t);
+      const std::vector<float> want = qmatmul_t(x1, q).to_vector<float>();
+      const int copies = bench::copies_from_env(static_cast<double>(q.nbytes()));
+      std::vector<QTensor> rot(static_cast<size_t>(copies));
+      for (auto& r : rot) r = q.to(gpu);
+      for (auto& r : rot) pin(r.bytes());
+      size_t call = 0;
+      const double bytes = static_cast<double>(q.nbytes());
+      for (const auto& one : settings) {
+        std::string label;
+        for (const auto& [k, v] : one) label += k + "=" + v + " ";
+        const auto old = apply_env(one);
+        const char* kern = std::getenv("WGT_QMATVEC_KERNEL");
+        const bool ok = close(qtype_name(t), qmatmul_t(x1g, rot[0]).cpu().to_vector<float>(), want,
+                              kern && std::string(kern) == "i8" ? 2e-2 : 1e-4);
+        if (!ok) {
+          std::printf("%-6s FAILED verification  %s\n", qtype_name(t), label.c_str());
+          restore_env(old);
+          continue;
+        }
+        const bench::Timing tm = time_per_call(iters, [&] { (void)qmatmul_t(x1g, rot[call++ % rot.size()]); });
+        std::printf("%-6s %9.1f %s %s %9.2f  %s\n", qtype_name(t), tm.wall_s * 1e6, bench::fmt(tm.batch_gpu_s, 1e6, 9, 1).c_str(),
+                    bench::fmt(bench::rate(bytes, tm.batch_gpu_s), 100 / (kPeakGBs * 1e9), 7, 1).c_str(), tm.host_s * 1e6,
+                    label.c_str());
+        std::fflush(stdout);
+        restore_env(old);
+      }
+      for (auto& r : rot) unpin(r.bytes());
+    }
+    return 0;
+  }
 
   // Dense f16 reference point for the prefill shape.
   double dense_tflops = 0, dense_gpu_tflops = -1;

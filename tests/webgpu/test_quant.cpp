@@ -24,6 +24,7 @@
 namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
+std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
 }
 
 using namespace wgt;
@@ -85,6 +86,7 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_ROWS");
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
+    unsetenv("WGT_QMATVEC_KSPLIT");
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     unsetenv("WGT_QMATVEC_XSTAT_ROWS");
     unsetenv("WGT_QMATVEC_XSTAT_BATCH");
@@ -618,9 +620,14 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
 // with the usual tolerance).
 // i8x2 (the default, also run with WGT_QMATVEC_KERNEL unset) holds x as two 8-bit terms, the
 // second quantizing the first's residual (at most amax / 254): its bound is that of i8 / 254.
+// Each i8 kernel also runs with its rows' trips split over several warps (WGT_QMATVEC_KSPLIT;
+// 8 = every warp of the workgroup on the same rows).
 TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   const Device d = Device::webgpu();
-  for (const char* kernel : {"i8", "i8x2", ""}) {
+  struct Run { const char* kernel; const char* ksplit; };
+  for (const Run run : {Run{"i8", ""}, Run{"i8", "4"}, Run{"i8x2", ""}, Run{"i8x2", "8"}, Run{"", ""}}) {
+  const char* kernel = run.kernel;
+  if (*run.ksplit) setenv("WGT_QMATVEC_KSPLIT", run.ksplit, 1); else unsetenv("WGT_QMATVEC_KSPLIT");
   const std::string kname = *kernel ? kernel : "i8x2";
   const double per_amax = kname == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
   if (*kernel) setenv("WGT_QMATVEC_KERNEL", kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
@@ -636,7 +643,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
       setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
       const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
-                               (c.norm ? " norm" : "") + " kernel='" + kernel + "'";
+                               (c.norm ? " norm" : "") + " kernel='" + kernel + "' ksplit='" + run.ksplit + "'";
       const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
       const Tensor x = Tensor::from_vector(randn(c.M * c.K, 31, c.xscale), {c.M, c.K});
       const Tensor g = Tensor::from_vector(randn(c.K, 32, 1.f), {c.K});
@@ -673,6 +680,34 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
         }
     }
   }
+  unsetenv("WGT_QMATVEC_KSPLIT");
+  // The automatic split (8 warps): KSPLIT doubles up to 4, then ROWS halves, until the grid has
+  // 128 workgroups; set knobs are kept.
+  {
+    struct Want { int64_t M, N; const char* rows_env; uint32_t rows, ksplit; };
+    for (const Want c : {Want{1, 16384, "", 8, 1}, Want{1, 4096, "", 8, 2}, Want{1, 1024, "", 4, 4}, Want{1, 37, "", 1, 4},
+                         Want{4, 256, "", 4, 4}, Want{1, 37, "8", 8, 4}}) {
+      if (*c.rows_env) setenv("WGT_QMATVEC_ROWS", c.rows_env, 1); else unsetenv("WGT_QMATVEC_ROWS");
+      const QTensor w = qrand(QType::Q4_0, c.N, 256, 9).to(d);
+      (void)qmatmul_t(Tensor::from_vector(randn(c.M * 256, 8, 1.f), {c.M, 256}).to(d), w);
+      EXPECT_EQ(webgpu::last_qmatvec_split_for_testing(), std::make_pair(c.rows, c.ksplit)) << "N=" << c.N << " M=" << c.M;
+    }
+    unsetenv("WGT_QMATVEC_ROWS");
+  }
+  // A split that is not a power of two or does not divide the warps is a typed error.
+  for (const auto& [ksplit, warps] : {std::pair{"3", "8"}, std::pair{"4", "2"}}) {
+    setenv("WGT_QMATVEC_KSPLIT", ksplit, 1);
+    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    try {
+      (void)qmatmul_t(Tensor::from_vector(randn(512, 3, 1.f), {1, 512}).to(d), qrand(QType::Q4_0, 5, 512, 4).to(d));
+      ADD_FAILURE() << "no error for WGT_QMATVEC_KSPLIT=" << ksplit << " with " << warps << " warps";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("WGT_QMATVEC_KSPLIT"), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("WGT_QMATVEC_KSPLIT");
+  unsetenv("WGT_QMATVEC_WARPS");
   // Without dot4I8Packed (emulated) the default runs the f32-x kernel, with its tolerance.
   unsetenv("WGT_QMATVEC_KERNEL");
   setenv("WGT_WEBGPU_DISABLE_PACKED_DOT", "1", 1);

@@ -210,6 +210,8 @@ MatvecKernel requested_matvec_kernel() {
 thread_local const char* g_last_matvec_kernel = "";
 // Whether that launch fused an RMSNorm prologue (test hook below).
 thread_local bool g_last_matvec_norm = false;
+// (ROWS, KSPLIT) of that launch (test hook below).
+thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -241,6 +243,37 @@ uint32_t default_i8_rows(QType t, bool x2) {
   return t == QType::Q6_K || t == QType::Q8_0 ? 2 : 4;
 }
 constexpr uint32_t kI8Warps = 8;
+// Warps sharing a set of rows in the i8 kernels (q_mv_stream_common's KSPLIT), each taking
+// every KSPLIT-th trip of the rows' units. WGT_QMATVEC_KSPLIT=1, 2, 4 or 8, dividing the warps.
+// Unless set, the split adapts to the shape: a matvec with few rows has few workgroups of
+// WARPS * ROWS rows, each lane running a long chain of dependent trips, so while the grid is
+// below kI8MinGroups workgroups, KSPLIT doubles up to kI8MaxAutoKsplit, then ROWS halves (unless
+// WGT_QMATVEC_ROWS is set). Every workgroup quantizes the whole x row, so more workgroups than
+// needed cost time: at N = 14336 any split is slower. H200 sweep, BENCHMARKS.md run 10 (K = 4096,
+// i8x2): N = 1024 Q4_0 10.0 -> 5.7 us, Q4_K 11.4 -> 6.4, Q6_K 17.4 -> 7.1, Q8_0 12.6 -> 6.5
+// (KSPLIT 4, ROWS 4: 128 workgroups); N = 4096 Q6_K 17.8 -> 13.3, Q8_0 13.3 -> 11.5 (KSPLIT 2).
+// 128 is about one workgroup per multiprocessor of that GPU.
+constexpr uint64_t kI8MinGroups = 128;
+constexpr uint32_t kI8MaxAutoKsplit = 4;
+void i8_split(uint32_t warps, uint32_t m, uint32_t n, uint32_t* rows, uint32_t* ksplit) {
+  const char* kv = std::getenv("WGT_QMATVEC_KSPLIT");
+  const char* rv = std::getenv("WGT_QMATVEC_ROWS");
+  const bool k_set = kv && *kv, rows_set = rv && *rv;
+  uint32_t k = k_set ? env_knob("WGT_QMATVEC_KSPLIT", 1, 1, 8) : 1;
+  if ((k & (k - 1)) != 0 || warps % k != 0)
+    throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
+                "WGT_QMATVEC_KSPLIT=" + std::to_string(k) + "; use 1, 2, 4 or 8, dividing the warps per workgroup (" +
+                    std::to_string(warps) + ")");
+  uint32_t r = *rows;
+  auto groups = [&] { const uint64_t gr = uint64_t{warps} / k * r; return uint64_t{m} * ((uint64_t{n} + gr - 1) / gr); };
+  while (groups() < kI8MinGroups) {
+    if (!k_set && k < std::min(kI8MaxAutoKsplit, warps) && warps % (2 * k) == 0) k *= 2;
+    else if (!rows_set && r > 1) r /= 2;
+    else break;
+  }
+  *rows = r;
+  *ksplit = k;
+}
 // Warps (of 32 invocations) per workgroup; a workgroup covers WARPS * ROWS rows.
 // WGT_QMATVEC_WARPS=1..8 (at most the device's invocations per workgroup / 32).
 constexpr uint32_t kStreamWarps = 4;
@@ -442,9 +475,12 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const char* no_dot = std::getenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
     const bool packed_dot = ctx.features().packed_dot && !(no_dot && std::strcmp(no_dot, "1") == 0);
     const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr && packed_dot;
-    const uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
+    uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
+    uint32_t ksplit = 1;
+    if (i8) i8_split(warps, p.m, p.n, &rows, &ksplit);
+    g_last_matvec_split = {rows, ksplit};
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
     const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
@@ -461,14 +497,14 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       g_last_matvec_norm = true;
     }
     // The variant's id: every parameter that selects a define below, one byte each (all are
-    // < 256: ROWS, WARPS <= 8, UNROLL <= 64, NBUF <= 2; source 0 i8, 1 staged, 2 direct), KC in b.
+    // < 256: ROWS, WARPS, KSPLIT <= 8, UNROLL <= 64, NBUF <= 2; source 0 i8, 1 staged, 2 direct), KC in b.
     const uint32_t source = i8_kc ? 0 : staged.ok ? 1 : 2;
     const uint32_t unroll = i8_kc ? 1 : staged.ok ? staged.unroll : direct_unroll;
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
                            uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
-                           uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48,
+                           uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
       ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
@@ -476,6 +512,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                        {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
                        {"ROWS", std::to_string(rows)},
                        {"WARPS", std::to_string(warps)},
+                       {"KSPLIT", std::to_string(ksplit)},
                        {"NORM", fuse_norm ? "true" : "false"},
                        {"P_BIND", fuse_norm ? "4" : "3"},
                        {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
@@ -499,7 +536,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     g_last_matvec_kernel =
         matvec_kernel_name(i8_kc ? want : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
-    const uint64_t group_rows = uint64_t{warps} * rows;
+    const uint64_t group_rows = uint64_t{warps} / ksplit * rows;
     auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
     d.groups_x = gx;
     d.groups_y = gy;
@@ -558,6 +595,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
 // 16-byte aligned, the xstat kernel where K has too many steps. Not declared in a header: the tests declare it.
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
+std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

@@ -23,8 +23,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
   }
-  if (lane < rows.y) {
+  // The first warp of each KSPLIT set adds the set's sums (the ssq is every warp's own).
+  if (warp % KSPLIT == 0u && lane < rows.y) {
     let sc = out_scale(red[(NR - 1u) * WG + warp * LANES]);
-    y[g.x * params.n + rows.x + lane] = red[lane * WG + warp * LANES] * sc;
+    var s = 0.0;
+    for (var j = 0u; j < KSPLIT; j = j + 1u) { s = s + red[lane * WG + (warp + j) * LANES]; }
+    y[g.x * params.n + rows.x + lane] = s * sc;
   }
 }

@@ -17,7 +17,8 @@
 // the q_bytes helpers and lane_dot read) and fn warp_partials(m, n0, cnt, lane, warp), which
 // every invocation of the workgroup calls (cnt == 0 for a warp without rows), so that the
 // staged variant's barriers sit in uniform control flow.
-// Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), UNROLL (blocks per lane
+// Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), KSPLIT (warps per set of
+// rows), UNROLL (blocks per lane
 // per loop trip), LANE (the format's q*_lane shader: SLOTS, struct LaneX,
 // fn lane_x(x4_base, block, part) -> LaneX and fn lane_dot(block_byte_off, part, LaneX) -> f32),
 // SOURCE (q_mv_stream_direct or q_mv_stream_staged, which may need defines of its own).
@@ -48,7 +49,12 @@ const LANES: u32 = 32u;
 const ROWS: u32 = {{ROWS}}u;
 const WARPS: u32 = {{WARPS}}u;
 const WG: u32 = LANES * WARPS;
-const GROUP_ROWS: u32 = ROWS * WARPS;
+// KSPLIT warps share each set of ROWS rows, warp w taking the (w % KSPLIT)-th of every KSPLIT
+// trips (only the i8 source splits; the others run with 1): each lane's chain of dependent
+// trips is KSPLIT times shorter, for KSPLIT times more workgroups of the same size.
+const KSPLIT: u32 = {{KSPLIT}}u;
+const_assert WARPS % KSPLIT == 0u;
+const GROUP_ROWS: u32 = ROWS * (WARPS / KSPLIT);
 const UNROLL: u32 = {{UNROLL}}u;
 const NORM: bool = {{NORM}};
 const NR: u32 = select(ROWS, ROWS + 1u, NORM);  // reduced sums per lane: the rows, then ssq
@@ -89,7 +95,7 @@ fn row_group(wid: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
 
 // Rows n0 .. n0 + cnt - 1 (cnt in 1..ROWS) that this warp owns.
 fn warp_rows(n0_group: u32, warp: u32) -> vec2<u32> {
-  let n0 = n0_group + warp * ROWS;
+  let n0 = n0_group + (warp / KSPLIT) * ROWS;
   if (n0 >= params.n) { return vec2<u32>(n0, 0u); }
   return vec2<u32>(n0, min(ROWS, params.n - n0));
 }

@@ -5,12 +5,13 @@
 // block needs two int-to-float conversions instead of 32.
 // x is quantized per chunk of KC elements into workgroup memory, once per workgroup (shared by
 // its WARPS * ROWS rows): each group of 16 consecutive values gets its own scale
-// d = max|x| / 127 and codes round(x / d) (pack4x8snorm), plus d * (sum of its codes) for the
+// d = max|x| / 127 and codes round(x / d) (packed by pack4xI8), plus d * (sum of its codes) for the
 // formats with a zero point. The staging loads x through xload, so the NORM prologue works
 // unchanged: the norm weight is applied before quantization, and because the staging spreads
 // the values over the whole workgroup, each invocation's ssq is re-spread at the end so that
 // every warp's lanes again hold the whole row's sum (what the common reduction expects).
 // The lanes then take the chunk's (block, part) units in turn (unit u = lane, lane + 32, ...;
+// with KSPLIT > 1 the KSPLIT warps of a row set take every KSPLIT-th trip of 32 units each;
 // I8_PARTS parts per block, set by the format) for each of their ROWS rows and call the
 // format's i8_dot(block byte offset, block index in the chunk, part); the x groups of
 // chunk-local block b are xq[b * QK / 16 ..].
@@ -34,15 +35,11 @@ var<workgroup> xd: array<vec2<f32>, KG>;
 var<workgroup> xd2: array<f32, select(1u, KG, X2)>;
 var<workgroup> nred: array<f32, select(1u, WG, NORM)>;
 
-// Quantizes 4 x values with 1 / scale inv (0 for an all-zero group).
-fn q4(v: vec4<f32>, inv: f32) -> u32 { return pack4x8snorm(v * inv); }
-// The 4 int8 of a word times d, as f32 (the residual computation).
-fn deq4(q: u32, d: f32) -> vec4<f32> { return unpack4x8snorm(q) * (127.0 * d); }
-// Sum of the 4 int8 of each word of q.
-fn qsum(q: vec4<u32>) -> i32 {
-  let ones = 0x01010101u;
-  return dot4I8Packed(q.x, ones) + dot4I8Packed(q.y, ones) + dot4I8Packed(q.z, ones) + dot4I8Packed(q.w, ones);
-}
+// The codes of 4 x values at 1 / scale s (127 / amax; 0 for an all-zero group), as floats
+// (integers in -127..127), and the same packed as 4 int8: rounding and the residual stay in
+// floats, with one pack4xI8 per word and no normalized pack / unpack round trip.
+fn codes(v: vec4<f32>, s: f32) -> vec4<f32> { return clamp(round(v * s), vec4<f32>(-127.0), vec4<f32>(127.0)); }
+fn pack(q: vec4<f32>) -> u32 { return pack4xI8(vec4<i32>(q)); }
 fn amax4(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) -> f32 {
   let m = max(max(abs(a), abs(b)), max(abs(c), abs(e)));
   return max(max(m.x, m.y), max(m.z, m.w));
@@ -56,25 +53,32 @@ fn stage_group(x4: u32, k0: u32, gi: u32) {
   let c = xload(e4 + 2u);
   let e = xload(e4 + 3u);
   let am = amax4(a, b, c, e);
-  let inv = select(0.0, 1.0 / am, am > 0.0);
-  let q = vec4<u32>(q4(a, inv), q4(b, inv), q4(c, inv), q4(e, inv));
+  let s = select(0.0, 127.0 / am, am > 0.0);
   let d = am / 127.0;
-  xq[gi] = q;
+  let qa = codes(a, s);
+  let qb = codes(b, s);
+  let qc = codes(c, s);
+  let qe = codes(e, s);
+  xq[gi] = vec4<u32>(pack(qa), pack(qb), pack(qc), pack(qe));
+  let qsum = dot(qa + qb + qc + qe, vec4<f32>(1.0));  // exact: integers of magnitude <= 2032
   if (X2) {
     // The residual x - d * q (at most d / 2 per value), quantized the same way.
-    let ra = a - deq4(q.x, d);
-    let rb = b - deq4(q.y, d);
-    let rc = c - deq4(q.z, d);
-    let re = e - deq4(q.w, d);
+    let ra = a - qa * d;
+    let rb = b - qb * d;
+    let rc = c - qc * d;
+    let re = e - qe * d;
     let rm = amax4(ra, rb, rc, re);
-    let rinv = select(0.0, 1.0 / rm, rm > 0.0);
-    let r = vec4<u32>(q4(ra, rinv), q4(rb, rinv), q4(rc, rinv), q4(re, rinv));
+    let rs = select(0.0, 127.0 / rm, rm > 0.0);
     let d2 = rm / 127.0;
-    xq2[gi] = r;
-    xd[gi] = vec2<f32>(d, d * f32(qsum(q)) + d2 * f32(qsum(r)));
+    let pa = codes(ra, rs);
+    let pb = codes(rb, rs);
+    let pc = codes(rc, rs);
+    let pe = codes(re, rs);
+    xq2[gi] = vec4<u32>(pack(pa), pack(pb), pack(pc), pack(pe));
+    xd[gi] = vec2<f32>(d, d * qsum + d2 * dot(pa + pb + pc + pe, vec4<f32>(1.0)));
     xd2[gi] = d2;
   } else {
-    xd[gi] = vec2<f32>(d, d * f32(qsum(q)));
+    xd[gi] = vec2<f32>(d, d * qsum);
   }
 }
 
@@ -119,7 +123,7 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
     workgroupBarrier();
     if (cnt > 0u) {
       let b0 = k0 / QK;
-      for (var u = lane; u < kn / QK * I8_PARTS; u = u + LANES) {
+      for (var u = lane + LANES * (warp % KSPLIT); u < kn / QK * I8_PARTS; u = u + LANES * KSPLIT) {
         let b = u / I8_PARTS;
         let bo = (b0 + b) * Q_BLOCK_BYTES;
         for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = acc[r] + i8_dot(ro[r] + bo, b, u % I8_PARTS); }

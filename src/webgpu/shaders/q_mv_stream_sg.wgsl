@@ -6,7 +6,8 @@ enable subgroups;
 // drivers we know of (and is covered by the lavapipe tests). For each of the warp's ROWS
 // sums, subgroupAdd sums each subgroup and its leader stores the sum; after one barrier,
 // lane r of the warp adds the 32 / subgroup_size leaders' sums of row r (one read on a
-// 32-wide device) and stores y, so the ROWS outputs are written in parallel.
+// 32-wide device) and stores y, so the ROWS outputs are written in parallel (with KSPLIT > 1,
+// the first warp of each set does so for the set's KSPLIT warps).
 #include "q_mv_stream_common"
 
 @compute @workgroup_size(WG)
@@ -26,12 +27,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (sid == 0u) { red[r * WG + lid] = t; }
   }
   workgroupBarrier();
-  if (lane < rows.y) {
+  // The first warp of each KSPLIT set adds the set's sums (the ssq is every warp's own).
+  if (warp % KSPLIT == 0u && lane < rows.y) {
     let base = lane * WG + warp * LANES;
     var s = 0.0;
     var sq = 0.0;
     for (var i = 0u; i < LANES; i = i + sgs) {
-      s = s + red[base + i];
+      for (var j = 0u; j < KSPLIT; j = j + 1u) { s = s + red[base + j * LANES + i]; }
       if (NORM) { sq = sq + red[ROWS * WG + warp * LANES + i]; }
     }
     y[g.x * params.n + rows.x + lane] = s * out_scale(sq);
