@@ -681,12 +681,13 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     }
   }
   unsetenv("WGT_QMATVEC_KSPLIT");
-  // The automatic split (8 warps): KSPLIT doubles up to 4, then ROWS halves, until the grid has
-  // 128 workgroups; set knobs are kept.
+  // The automatic shape (i8x2, 8 warps, ROWS 8 by default): ROWS halves down to 4, then KSPLIT
+  // doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; set knobs
+  // are kept.
   {
     struct Want { int64_t M, N; const char* rows_env; uint32_t rows, ksplit; };
-    for (const Want c : {Want{1, 16384, "", 8, 1}, Want{1, 4096, "", 8, 2}, Want{1, 1024, "", 4, 4}, Want{1, 37, "", 1, 4},
-                         Want{4, 256, "", 4, 4}, Want{1, 37, "8", 8, 4}}) {
+    for (const Want c : {Want{1, 16384, "", 8, 1}, Want{1, 8192, "", 4, 1}, Want{1, 4096, "", 4, 2}, Want{1, 1024, "", 2, 4},
+                         Want{1, 37, "", 1, 4}, Want{4, 256, "", 2, 4}, Want{1, 37, "8", 8, 4}}) {
       if (*c.rows_env) setenv("WGT_QMATVEC_ROWS", c.rows_env, 1); else unsetenv("WGT_QMATVEC_ROWS");
       const QTensor w = qrand(QType::Q4_0, c.N, 256, 9).to(d);
       (void)qmatmul_t(Tensor::from_vector(randn(c.M * 256, 8, 1.f), {c.M, 256}).to(d), w);

@@ -245,15 +245,18 @@ uint32_t default_i8_rows(QType t, bool x2) {
 constexpr uint32_t kI8Warps = 8;
 // Warps sharing a set of rows in the i8 kernels (q_mv_stream_common's KSPLIT), each taking
 // every KSPLIT-th trip of the rows' units. WGT_QMATVEC_KSPLIT=1, 2, 4 or 8, dividing the warps.
-// Unless set, the split adapts to the shape: a matvec with few rows has few workgroups of
-// WARPS * ROWS rows, each lane running a long chain of dependent trips, so while the grid is
-// below kI8MinGroups workgroups, KSPLIT doubles up to kI8MaxAutoKsplit, then ROWS halves (unless
-// WGT_QMATVEC_ROWS is set). Every workgroup quantizes the whole x row, so more workgroups than
-// needed cost time: at N = 14336 any split is slower. H200 sweep, BENCHMARKS.md run 10 (K = 4096,
-// i8x2): N = 1024 Q4_0 10.0 -> 5.7 us, Q4_K 11.4 -> 6.4, Q6_K 17.4 -> 7.1, Q8_0 12.6 -> 6.5
-// (KSPLIT 4, ROWS 4: 128 workgroups); N = 4096 Q6_K 17.8 -> 13.3, Q8_0 13.3 -> 11.5 (KSPLIT 2).
-// 128 is about one workgroup per multiprocessor of that GPU.
-constexpr uint64_t kI8MinGroups = 128;
+// Unless set, the split and the rows per warp adapt to the shape: a matvec with few rows has
+// few workgroups of WARPS / KSPLIT * ROWS rows, each lane running a long chain of dependent
+// trips. While the grid is below kI8MinGroups workgroups, ROWS halves down to kI8AutoRowsFloor,
+// then KSPLIT doubles up to kI8MaxAutoKsplit, then ROWS halves down to 1 (a knob that is set is
+// kept). Every workgroup quantizes the whole x row, so more workgroups than that cost time.
+// From the H200 sweeps of BENCHMARKS.md run 10 (K = 4096): with 8 warps the best i8x2 shapes had
+// 224-256 workgroups from N = 2048 to 14336 (N = 8192: ROWS 4, Q4_0 10.7 us vs 12.9 at ROWS 8;
+// N = 4096: ROWS 4 KSPLIT 2, Q6_K 11.5 vs 13.0; N = 14336: ROWS 8, 224 workgroups), and
+// splitting further at N = 1024 gained little. 192 keeps N = 14336 at ROWS 8 and takes N = 8192
+// to ROWS 4.
+constexpr uint64_t kI8MinGroups = 192;
+constexpr uint32_t kI8AutoRowsFloor = 4;
 constexpr uint32_t kI8MaxAutoKsplit = 4;
 void i8_split(uint32_t warps, uint32_t m, uint32_t n, uint32_t* rows, uint32_t* ksplit) {
   const char* kv = std::getenv("WGT_QMATVEC_KSPLIT");
@@ -267,7 +270,8 @@ void i8_split(uint32_t warps, uint32_t m, uint32_t n, uint32_t* rows, uint32_t* 
   uint32_t r = *rows;
   auto groups = [&] { const uint64_t gr = uint64_t{warps} / k * r; return uint64_t{m} * ((uint64_t{n} + gr - 1) / gr); };
   while (groups() < kI8MinGroups) {
-    if (!k_set && k < std::min(kI8MaxAutoKsplit, warps) && warps % (2 * k) == 0) k *= 2;
+    if (!rows_set && r > kI8AutoRowsFloor) r /= 2;
+    else if (!k_set && k < std::min(kI8MaxAutoKsplit, warps) && warps % (2 * k) == 0) k *= 2;
     else if (!rows_set && r > 1) r /= 2;
     else break;
   }
