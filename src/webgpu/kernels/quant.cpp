@@ -355,7 +355,7 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
 }
 
 // x elements per chunk of the 8-bit-x matvec (q_mv_stream_i8): the largest power of two up to
-// 4096 whose staging (1 code byte, 2 with X2, per element + 8 bytes, 12 with X2, per group of
+// 4096 whose staging (1 code byte, 2 with X2, per element + 8 bytes per group of
 // 16) fits the workgroup memory
 // next to the common reduction array (ROWS + NORM sums per invocation) and, with NORM, the
 // ssq re-spread array.
@@ -364,7 +364,7 @@ uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, 
   const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
   const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
   for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size
-    if (fixed + kc * (x2 ? 2 : 1) + kc / 16 * (x2 ? 12 : 8) <= limit) return kc;
+    if (fixed + kc * (x2 ? 2 : 1) + kc / 16 * 8 <= limit) return kc;
   throw_error(ErrorKind::Unsupported, "qmatmul_t",
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
 }

@@ -17,10 +17,12 @@
 // chunk-local block b are xq[b * QK / 16 ..].
 // Accuracy: with one term x is rounded to 8 bits per 16-value group (error <= 1/254 of the
 // group's largest magnitude per value); docs/quantization.md gives the measured effect.
-// X2 (WGT_QMATVEC_KERNEL=i8x2, the default): x is held as two 8-bit terms, d1 * q1 + d2 * q2,
-// q2 quantizing the residual of the first (|residual| <= d1 / 2), so the rounding error drops
-// from 1/254 to 1/254^2 of the group's largest |x| (about f16 precision) for twice the integer
-// dots and x reads.
+// X2 (WGT_QMATVEC_KERNEL=i8x2, the default): x is held as two 8-bit terms, d * (q1 + q2 / 254),
+// q2 quantizing the residual of the first (|residual| <= d / 2, so |q2| <= 127) on a grid 254
+// times finer, so the rounding error drops from 1/254 to 1/254^2 of the group's largest |x|
+// (about f16 precision) for twice the integer dots and x reads. The fixed ratio lets the two
+// dots of a group combine in the integer domain (254 * dot(c, q1) + dot(c, q2), at most
+// 16 * 127 * 127 * 255 in magnitude) before one conversion and one scale, d / 254.
 // Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 
@@ -30,9 +32,9 @@ const KG: u32 = KC / 16u;
 const X2: bool = {{X2}};
 var<workgroup> xq: array<vec4<u32>, KG>;   // 16 int8 codes per group, 4 per word
 var<workgroup> xq2: array<vec4<u32>, select(1u, KG, X2)>;  // X2: codes of the residual
-// Per group: (scale d1, sum of the group's x as represented); X2: the residual's scale d2.
+// Per group: (scale of the group's integer dot: d, or d / 254 with X2; sum of the group's x as
+// represented).
 var<workgroup> xd: array<vec2<f32>, KG>;
-var<workgroup> xd2: array<f32, select(1u, KG, X2)>;
 var<workgroup> nred: array<f32, select(1u, WG, NORM)>;
 
 // The codes of 4 x values at 1 / scale s (127 / amax; 0 for an all-zero group), as floats
@@ -62,21 +64,15 @@ fn stage_group(x4: u32, k0: u32, gi: u32) {
   xq[gi] = vec4<u32>(pack(qa), pack(qb), pack(qc), pack(qe));
   let qsum = dot(qa + qb + qc + qe, vec4<f32>(1.0));  // exact: integers of magnitude <= 2032
   if (X2) {
-    // The residual x - d * q (at most d / 2 per value), quantized the same way.
-    let ra = a - qa * d;
-    let rb = b - qb * d;
-    let rc = c - qc * d;
-    let re = e - qe * d;
-    let rm = amax4(ra, rb, rc, re);
-    let rs = select(0.0, 127.0 / rm, rm > 0.0);
-    let d2 = rm / 127.0;
-    let pa = codes(ra, rs);
-    let pb = codes(rb, rs);
-    let pc = codes(rc, rs);
-    let pe = codes(re, rs);
+    // The residual x - d * q (at most d / 2 per value) in steps of d / 254.
+    let s2 = s * 254.0;
+    let pa = codes(a - qa * d, s2);
+    let pb = codes(b - qb * d, s2);
+    let pc = codes(c - qc * d, s2);
+    let pe = codes(e - qe * d, s2);
     xq2[gi] = vec4<u32>(pack(pa), pack(pb), pack(pc), pack(pe));
-    xd[gi] = vec2<f32>(d, d * qsum + d2 * dot(pa + pb + pc + pe, vec4<f32>(1.0)));
-    xd2[gi] = d2;
+    let d2 = d / 254.0;
+    xd[gi] = vec2<f32>(d2, d * qsum + d2 * dot(pa + pb + pc + pe, vec4<f32>(1.0)));
   } else {
     xd[gi] = vec2<f32>(d, d * qsum);
   }
@@ -90,20 +86,20 @@ fn dot16(a: vec4<u32>, b: vec4<u32>) -> i32 {
 // as int8), and the same over one half of the group only (c0, c1: its 8 codes; hi: the upper
 // half, words 2 and 3).
 fn xdot(c: vec4<u32>, g: u32) -> f32 {
-  let t = xd[g].x * f32(dot16(c, xq[g]));
-  if (X2) { return t + xd2[g] * f32(dot16(c, xq2[g])); }
-  return t;
+  var t = dot16(c, xq[g]);
+  if (X2) { t = t * 254 + dot16(c, xq2[g]); }
+  return xd[g].x * f32(t);
 }
 fn xdot8(c0: u32, c1: u32, g: u32, hi: bool) -> f32 {
   let x = xq[g];
   let xh = select(x.xy, x.zw, hi);
-  let t = xd[g].x * f32(dot4I8Packed(c0, xh.x) + dot4I8Packed(c1, xh.y));
+  var t = dot4I8Packed(c0, xh.x) + dot4I8Packed(c1, xh.y);
   if (X2) {
     let r = xq2[g];
     let rh = select(r.xy, r.zw, hi);
-    return t + xd2[g] * f32(dot4I8Packed(c0, rh.x) + dot4I8Packed(c1, rh.y));
+    t = t * 254 + dot4I8Packed(c0, rh.x) + dot4I8Packed(c1, rh.y);
   }
-  return t;
+  return xd[g].x * f32(t);
 }
 // Sum of x group g as represented (for the formats' zero points and mins).
 fn xsum(g: u32) -> f32 { return xd[g].y; }
