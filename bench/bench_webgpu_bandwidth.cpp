@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench_timing.hpp"
@@ -97,7 +98,16 @@ int main(int argc, char** argv) {
   const Tensor w = Tensor::from_vector(hw, {kRow}, gpu);
   const int64_t sample_rows[] = {0, rows / 2, rows - 1};
   bool ok = true;
-  auto want = [&](const char* what) { return ("," + only + ",").find("," + std::string(what) + ",") != std::string::npos; };
+  // Whether `what` is one of the comma-separated names of --only.
+  auto want = [&](const char* what) {
+    const std::string_view list(only), name(what);
+    for (size_t pos = 0; pos <= list.size();) {
+      const size_t end = std::min(list.find(',', pos), list.size());
+      if (list.substr(pos, end - pos) == name) return true;
+      pos = end + 1;
+    }
+    return false;
+  };
 
   // The copy kernel is driven through the backend with a preallocated output: a plain device
   // copy, without the runtime's per-call output allocation.
