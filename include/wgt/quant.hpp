@@ -78,6 +78,9 @@ Tensor qmatmul_t(const Tensor& x, const QTensor& w);
 // qmatmul_t(rms_norm(x, weight, eps), w): on WebGPU for f32 x (and weight) the decode matvec
 // normalizes x while loading it (no norm kernel of its own); otherwise the two ops.
 Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& w, double eps = 1e-6);
+// c + qmatmul_t(x, w), c f32 with the product's shape [..., N] (a residual): on WebGPU the
+// decode matvec (M <= 4) adds c as it stores y (no add kernel of its own); otherwise the two ops.
+Tensor addqmm_t(const Tensor& c, const Tensor& x, const QTensor& w);
 // Embedding lookup: ids (i32/i64, any shape) -> f32 [ids.shape..., cols].
 Tensor get_rows(const QTensor& table, const Tensor& ids);
 

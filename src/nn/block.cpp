@@ -191,10 +191,12 @@ bool direct_product(const Tensor& x, const Tensor& dense, const QTensor& q) {
   return !q.defined() && (dense.dtype() == x.dtype() || (x.dtype() == DType::F32 && half_w));
 }
 
-// c + x W^T, as one fused op when the product is direct: the residual add then costs no
-// kernel of its own on the GPU.
+// c + x W^T, as one fused op when the product is direct or W is quantized (f32 c and x): the
+// residual add then costs no kernel of its own on the GPU.
 Tensor project_add(const Tensor& c, const Tensor& x, const Tensor& dense, const QTensor& q) {
   if (direct_product(x, dense, q) && c.dtype() == x.dtype() && c.shape().size() == 2) return addmm_t(c, x, dense);
+  if (q.defined() && c.dtype() == DType::F32 && x.dtype() == DType::F32 && c.dim() == 2 && x.dim() == 2)
+    return addqmm_t(c, x, q);
   return c + project(x, dense, q);
 }
 

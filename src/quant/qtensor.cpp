@@ -150,8 +150,10 @@ Tensor dequantize(const QTensor& w_in) {
 
 namespace {
 
-// qmatmul_t, with an optional RMSNorm of x first (norm_w: its weight [K], x's dtype).
-Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm_w, double eps, const char* op) {
+// qmatmul_t, with an optional RMSNorm of x first (norm_w: its weight [K], x's dtype) and an
+// optional addend (f32, the product's shape) added to the result.
+Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm_w, double eps, const char* op,
+                    const Tensor* addend = nullptr) {
   require_defined_q(w_in, op);
   if (!x_arg.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
   Tensor x_in = x_arg;
@@ -177,6 +179,19 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
   Shape out_shape(x_in.shape().begin(), x_in.shape().end() - 1);
   const int64_t M = checked_numel(out_shape, op);
   out_shape.push_back(N);
+  if (addend) {
+    if (!addend->defined()) throw_error(ErrorKind::InvalidArgument, op, "c is an undefined tensor");
+    if (addend->dtype() != DType::F32)
+      throw_error(ErrorKind::DTypeMismatch, op,
+                  std::string("c must be f32 (the product's dtype), got ") + dtype_name(addend->dtype()) + "; cast() it first");
+    if (addend->shape() != out_shape)
+      throw_error(ErrorKind::ShapeMismatch, op,
+                  "c must have the product's shape " + shape_str(out_shape) + ", got " + shape_str(addend->shape()) +
+                      " (expand() a bias)");
+    if (addend->device() != x_in.device())
+      throw_error(ErrorKind::InvalidArgument, op,
+                  "c lives on " + addend->device().str() + " but x on " + x_in.device().str() + "; move them to one device first");
+  }
   const bool on_gpu = x_in.device().is_webgpu() || w_in.device().is_webgpu();
   if (on_gpu && x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
     throw_error(ErrorKind::InvalidArgument, op,
@@ -193,6 +208,11 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
     if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
     OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
     call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+    if (addend) {  // inputs[2], laid out like the output
+      const Tensor c2 = flat ? *addend : addend->reshape({M, N});
+      call.inputs.push_back(c2.is_contiguous() ? c2 : c2.contiguous());
+      call.attrs.has_bias = true;
+    }
     if (fuse) {
       call.inputs.push_back(*norm_w);
       call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
@@ -220,6 +240,7 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
       quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
     }
   }
+  if (addend) out = add(out, addend->device().is_cpu() ? *addend : addend->cpu());
   return x_in.device().is_cpu() ? out : out.to(x_in.device());
 }
 
@@ -230,6 +251,8 @@ Tensor qmatmul_t(const Tensor& x, const QTensor& w) { return qmatmul_impl(x, w, 
 Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& w, double eps) {
   return qmatmul_impl(x, w, &weight, eps, "rms_norm_qmatmul_t");
 }
+
+Tensor addqmm_t(const Tensor& c, const Tensor& x, const QTensor& w) { return qmatmul_impl(x, w, nullptr, 0.0, "addqmm_t", &c); }
 
 Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {
   const char* op = "get_rows";

@@ -25,6 +25,7 @@ namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
+bool last_qmatvec_fused_add_for_testing();
 }
 
 using namespace wgt;
@@ -185,6 +186,84 @@ TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
   const auto got = rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d)).cpu().to_vector<float>();
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i])));
   EXPECT_THROW(rms_norm_qmatmul_t(x, cast(g, DType::F32), w), Error);  // dtype mismatch (rms_norm's check)
+}
+
+// addqmm_t(c, x, W) = c + x W^T: the streaming matvecs (stream, staged, i8, i8x2; M <= 4) add c
+// as they store y, the other kernels (items, xstat, the tiled M > 4) run an add kernel after.
+// c is a row slice of a larger tensor (a non-zero element offset). Against the CPU (stream,
+// f32 tolerance) and, for the 8-bit-x kernels, against their own qmatmul_t + c on the device
+// (the same product, so equal up to the one rounding of the add). Also with the fused norm
+// kept apart (addqmm_t has none) and typed errors for a wrong c.
+TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
+  const Device d = Device::webgpu();
+  struct Case {
+    const char* kernel;
+    const char* subgroups;
+    int64_t M;
+    bool fused;
+    bool every_format;  // else Q4_0 and Q6_K (lavapipe time)
+  };
+  for (const Case& c : {Case{"stream", "on", 1, true, true}, Case{"stream", "off", 3, true, false},
+                        Case{"staged", "on", 4, true, false}, Case{"i8x2", "on", 1, true, true},
+                        Case{"i8", "off", 2, true, false}, Case{"stream", "on", 6, false, false},
+                        Case{"items", "on", 2, false, true}, Case{"xstat", "on", 1, false, false}}) {
+    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
+    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+    const bool i8 = std::string(c.kernel).rfind("i8", 0) == 0;
+    const std::vector<QType> types = c.every_format ? std::vector<QType>(std::begin(kStream), std::end(kStream))
+                                                    : std::vector<QType>{QType::Q4_0, QType::Q6_K};
+    for (QType t : types) {
+      const int64_t K = staged_ks(t)[1], N = 37;
+      const std::string what = std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M);
+      const QTensor w = qrand(t, N, K, 11);
+      const Tensor x = Tensor::from_vector(randn(c.M * K, 12, 1.f), {c.M, K});
+      const Tensor big = Tensor::from_vector(randn((c.M + 2) * N, 13, 3.f), {c.M + 2, N});
+      const Tensor cres = big.slice(0, 1, c.M + 1);  // contiguous, element offset N
+      const QTensor wd = w.to(d);
+      const Tensor xd = x.to(d), cd = big.to(d).slice(0, 1, c.M + 1);
+      const auto got = addqmm_t(cd, xd, wd).cpu().to_vector<float>();
+      const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
+      if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_add_for_testing(), c.fused) << what;
+      if (i8 && has_i8) {
+        const auto sep = add(qmatmul_t(xd, wd), cd).cpu().to_vector<float>();
+        ASSERT_EQ(got.size(), sep.size());
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], sep[i], 1e-6f * (1 + std::fabs(sep[i]))) << what << " i=" << i;
+      } else {
+        expect_matches_cpu(got, add(qmatmul_t(x, w), cres).to_vector<float>(), K, what);
+      }
+      // the CPU op is the same sum
+      const auto cpu = addqmm_t(cres, x, w).to_vector<float>();
+      const auto ref = add(qmatmul_t(x, w), cres).to_vector<float>();
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(cpu[i], ref[i]) << what << " cpu i=" << i;
+    }
+  }
+  unsetenv("WGT_QMATVEC_KERNEL");
+  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  // x as a vector [K]: c is [N].
+  const QTensor w = qrand(QType::Q8_0, 5, 64, 14);
+  const Tensor x = Tensor::from_vector(randn(64, 15, 1.f), {64});
+  const Tensor cv = Tensor::from_vector(randn(5, 16, 1.f), {5});
+  const auto got = addqmm_t(cv.to(d), x.to(d), w.to(d)).cpu().to_vector<float>();
+  const auto want = add(qmatmul_t(x, w), cv).to_vector<float>();
+  ASSERT_EQ(got.size(), 5u);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-2f * (1 + std::fabs(want[i])));
+  // typed errors: c of the wrong shape or dtype, or on another device
+  const QTensor wg = w.to(d);
+  const Tensor xg = Tensor::from_vector(randn(2 * 64, 17, 1.f), {2, 64}).to(d);
+  auto expect_kind = [&](ErrorKind k, const Tensor& c) {
+    try {
+      (void)addqmm_t(c, xg, wg);
+      ADD_FAILURE() << "no throw for c " << c.str();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), k) << e.what();
+      EXPECT_EQ(e.op(), "addqmm_t") << e.what();
+    }
+  };
+  expect_kind(ErrorKind::ShapeMismatch, zeros({2, 4}, DType::F32, d));
+  expect_kind(ErrorKind::ShapeMismatch, zeros({5}, DType::F32, d));
+  expect_kind(ErrorKind::DTypeMismatch, zeros({2, 5}, DType::F16, d));
+  expect_kind(ErrorKind::InvalidArgument, zeros({2, 5}, DType::F32));
+  expect_kind(ErrorKind::InvalidArgument, Tensor());
 }
 
 TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {

@@ -120,13 +120,16 @@ void QuantBlock::check_device_matches_cpu(double decode_tol) {
     const Tensor y = blk.forward(xg.slice(0, seq + t, seq + t + 1).contiguous(), gc, seq + t);
     EXPECT_LE(rel_err(y, want[t + 1]), decode_tol) << "decode step " << t;
   }
-  // 6 quantized projections per forward, all on the device, none on the CPU.
+  // 6 quantized projections per forward, all on the device, none on the CPU: q, k, v and gate
+  // as qmatmul_t, wo and down with their residual as addqmm_t.
   const auto& per_op = Runtime::get().stats().per_op;
-  ASSERT_TRUE(per_op.count("qmatmul_t"));
-  const auto& q = per_op.at("qmatmul_t");
-  ASSERT_TRUE(q.count("webgpu:0"));
-  EXPECT_EQ(q.at("webgpu:0").calls, uint64_t{6 * (1 + steps)});
-  EXPECT_EQ(q.count("cpu"), 0u);
+  for (const auto& [op, n] : {std::pair{"qmatmul_t", 4}, std::pair{"addqmm_t", 2}}) {
+    ASSERT_TRUE(per_op.count(op)) << op;
+    const auto& q = per_op.at(op);
+    ASSERT_TRUE(q.count("webgpu:0")) << op;
+    EXPECT_EQ(q.at("webgpu:0").calls, uint64_t(n * (1 + steps))) << op;
+    EXPECT_EQ(q.count("cpu"), 0u) << op;
+  }
 }
 
 TEST_F(QuantBlock, QuantizedBlockTracksDenseBlock) {

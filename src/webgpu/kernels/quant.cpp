@@ -30,7 +30,8 @@ constexpr int64_t kMatvecMaxM = 4;
 // shaders declare only its first four fields (a larger uniform buffer is fine).
 struct QParams {
   uint32_t m, n, k, row_bytes;
-  uint32_t g_off4, eps_bits, pad0, pad1;  // the fused RMSNorm prologue of the streaming matvec
+  uint32_t g_off4, eps_bits;  // the fused RMSNorm prologue of the streaming matvec
+  uint32_t c_off, pad1;       // the addend's element offset (its fused epilogue)
 };
 static_assert(sizeof(QParams) == 32, "QParams must match the WGSL Params layout");
 
@@ -117,9 +118,16 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
 Support check_qmatmul(const Context& ctx, const OpCall& c) {
   const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
   if (c.attrs.prologue == OpAttrs::Prologue::SiluMul) return Support::no("qmatmul has no silu_mul prologue");
-  if (c.inputs.size() != (norm ? 3u : 2u)) return Support::no("qmatmul expects 2 inputs (3 with a norm weight) and 1 output");
-  if (norm && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 1 || c.inputs[2].size(0) != c.inputs[0].size(-1)))
+  // inputs: x, the packed weight, [the addend (attrs.has_bias)], [the norm weight (last)]
+  const bool add = c.attrs.has_bias;
+  if (c.inputs.size() != 2u + (add ? 1u : 0u) + (norm ? 1u : 0u))
+    return Support::no("qmatmul expects x, the packed weight, then the addend and the norm weight where set");
+  if (norm && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().dim() != 1 ||
+               c.inputs.back().size(0) != c.inputs[0].size(-1)))
     return Support::no("the norm weight must be f32 [K]");
+  if (add && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 2 || c.inputs[2].size(0) != c.inputs[0].size(0) ||
+              !c.inputs[2].is_contiguous()))
+    return Support::no("the addend must be a contiguous f32 [M, N]");
   if (c.attrs.qtype >= kNumQTypes) return Support::no("invalid qtype tag");
   const QType t = static_cast<QType>(c.attrs.qtype);
   const Tensor &x = c.inputs[0], &w = c.inputs[1];
@@ -210,6 +218,8 @@ MatvecKernel requested_matvec_kernel() {
 thread_local const char* g_last_matvec_kernel = "";
 // Whether that launch fused an RMSNorm prologue (test hook below).
 thread_local bool g_last_matvec_norm = false;
+// Whether it added the addend in its epilogue (test hook below).
+thread_local bool g_last_matvec_add = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
 
@@ -433,6 +443,22 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     launch_qmatmul(ctx, plain);
     return;
   }
+  // The addend is added by the streaming matvec as it stores y; the other kernels write the
+  // product to a scratch tensor and an add kernel follows.
+  const bool fuse_add = c.attrs.has_bias && c.inputs[0].size(0) <= kMatvecMaxM &&
+                        (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
+                         want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
+  if (c.attrs.has_bias && !fuse_add) {
+    OpCall plain = c;
+    plain.inputs.erase(plain.inputs.begin() + 2);
+    plain.attrs.has_bias = false;
+    plain.outputs = {ctx.scratch(c.outputs[0].shape(), DType::F32)};
+    launch_qmatmul(ctx, plain);
+    OpCall sum{OpKind::Binary, "add", {plain.outputs[0], c.inputs[2]}, {c.outputs[0]}, {}};
+    sum.attrs.binary = BinaryOp::Add;
+    ctx.run_op(sum);
+    return;
+  }
   // x as is when already compact (a Tensor copy costs two vector allocations).
   const Tensor& x0 = c.inputs[0];
   const Tensor x_copy = x0.is_contiguous() && x0.offset() == 0 ? Tensor() : ctx.compact(x0);
@@ -463,6 +489,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   }
   const MatvecKernel want = want_kernel;
   g_last_matvec_norm = false;
+  g_last_matvec_add = false;
   if (want != MatvecKernel::Items) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
@@ -492,7 +519,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     if (fuse_norm) {
       // g as vec4: a contiguous copy starting at a multiple of 4 elements.
-      Tensor gd = c.inputs[2];
+      Tensor gd = c.inputs.back();
       if (!gd.is_contiguous() || gd.offset() % 4 != 0) gd = ctx.compact(gd);
       d.args.push_back(ctx.arg(gd));
       p.g_off4 = static_cast<uint32_t>(gd.offset() / 4);
@@ -500,6 +527,11 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
       std::memcpy(&p.eps_bits, &eps, sizeof eps);
       g_last_matvec_norm = true;
     }
+    if (fuse_add) {  // bound after g
+      d.args.push_back(ctx.arg(c.inputs[2]));
+      p.c_off = static_cast<uint32_t>(c.inputs[2].offset());
+    }
+    g_last_matvec_add = fuse_add;
     // The variant's id: every parameter that selects a define below, one byte each (all are
     // < 256: ROWS, WARPS, KSPLIT <= 8, UNROLL <= 64, NBUF <= 2; source 0 i8, 1 staged, 2 direct), KC in b.
     const uint32_t source = i8_kc ? 0 : staged.ok ? 1 : 2;
@@ -507,7 +539,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
-                           uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{fuse_add} << 11 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
@@ -518,7 +550,12 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                        {"WARPS", std::to_string(warps)},
                        {"KSPLIT", std::to_string(ksplit)},
                        {"NORM", fuse_norm ? "true" : "false"},
-                       {"P_BIND", fuse_norm ? "4" : "3"},
+                       {"ADD", fuse_add ? "true" : "false"},
+                       {"P_BIND", std::to_string(3 + int{fuse_norm} + int{fuse_add})},
+                       {"C_DECL", fuse_add ? "@group(0) @binding(" + std::to_string(3 + int{fuse_norm}) +
+                                                 ") var<storage, read> cadd: array<f32>;\n"
+                                                 "fn addend(i: u32) -> f32 { return cadd[params.c_off + i]; }"
+                                           : "fn addend(i: u32) -> f32 { return 0.0; }"},
                        {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
                                               "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
                                             : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
@@ -600,6 +637,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
+bool last_qmatvec_fused_add_for_testing() { return g_last_matvec_add; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

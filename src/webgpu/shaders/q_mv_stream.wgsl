@@ -28,6 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let sc = out_scale(red[(NR - 1u) * WG + warp * LANES]);
     var s = 0.0;
     for (var j = 0u; j < KSPLIT; j = j + 1u) { s = s + red[lane * WG + (warp + j) * LANES]; }
-    y[g.x * params.n + rows.x + lane] = s * sc;
+    let i = g.x * params.n + rows.x + lane;
+    y[i] = out_value(s * sc, i);
   }
 }

@@ -29,6 +29,7 @@
 // xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
 // warp's lanes are reduced along with the row sums, and the stored sums are scaled by
 // 1 / sqrt(sum / K + eps). Defines NORM, G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
+// ADD: a residual c added as y is stored. Defines ADD, C_DECL (cadd and fn addend).
 struct Params {
   m: u32,
   n: u32,
@@ -36,12 +37,12 @@ struct Params {
   row_bytes: u32,
   g_off4: u32,    // NORM: g's offset in vec4 units
   eps_bits: u32,  // NORM: eps as f32 bits
-  pad0: u32,
+  c_off: u32,     // ADD: the addend's element offset
   pad1: u32,
 };
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@group(0) @binding({{P_BIND}}) var<uniform> params: Params;  // 3, or 4 after g
+@group(0) @binding({{P_BIND}}) var<uniform> params: Params;  // 3, + 1 after g, + 1 after cadd
 
 #include "q_bytes"
 
@@ -61,6 +62,14 @@ const NR: u32 = select(ROWS, ROWS + 1u, NORM);  // reduced sums per lane: the ro
 // One partial sum per (row r, invocation), row-major: red[r * WG + lid].
 var<workgroup> red: array<f32, NR * WG>;
 {{G_DECL}}
+// ADD (addqmm_t): y = x W^T + c, c f32 laid out like y (binding after g), added at the store.
+const ADD: bool = {{ADD}};
+{{C_DECL}}
+// The value stored at y[i] for the row sum s (already scaled).
+fn out_value(s: f32, i: u32) -> f32 {
+  if (ADD) { return s + addend(i); }
+  return s;
+}
 
 var<private> ssq: f32;   // NORM: this lane's sum of squares of the x values it loaded
 var<private> xrow: u32;  // vec4 index of the current x row (g is indexed from it)

@@ -36,6 +36,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var j = 0u; j < KSPLIT; j = j + 1u) { s = s + red[base + j * LANES + i]; }
       if (NORM) { sq = sq + red[ROWS * WG + warp * LANES + i]; }
     }
-    y[g.x * params.n + rows.x + lane] = s * out_scale(sq);
+    let i = g.x * params.n + rows.x + lane;
+    y[i] = out_value(s * out_scale(sq), i);
   }
 }
