@@ -106,6 +106,34 @@ TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
   }
 }
 
+// The same with Q8_0 projections (f32 activations): norm + q/k/v matvec, append + RoPE,
+// attention (2), wo matvec + residual (addqmm_t), norm + gate/up matvec, silu_mul, down matvec +
+// residual: 8 dispatches, against the quantized block on the CPU.
+TEST_F(DecodeSubmission, QuantizedBlockDecodeStepDispatchCount) {
+  const BlockConfig cfg = config();
+  use_cpu_reference();
+  const BlockWeights w = BlockWeights::random(cfg, 301, DType::F32, Device::cpu()).quantized(QType::Q8_0);
+  TransformerBlock ref(cfg, w);
+  KVCache ref_cache = ref.make_cache(8);
+  const Tensor tokens = rand_normal({4, cfg.dim}, 9, 0.0, 1.0);
+  (void)ref.forward(tokens.slice(0, 0, 3), ref_cache, 0);
+  const std::vector<float> want = ref.forward(tokens.slice(0, 3, 4), ref_cache, 3).to_vector<float>();
+
+  use_gpu();
+  TransformerBlock blk(cfg, w.to(kGpu));
+  blk.pin_weights();
+  KVCache cache = blk.make_cache(8);
+  const Tensor xg = tokens.to(kGpu);
+  (void)blk.forward(xg.slice(0, 0, 3), cache, 0);
+  synchronize();
+  const uint64_t d0 = webgpu_batch_stats().dispatches;
+  const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
+  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 8u);
+  const std::vector<float> got = y.cpu().to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+}
+
 TEST_F(DecodeSubmission, BlockStackDecodeStepIsOneSubmissionWithOneWait) {
   const int64_t prompt = 5, dim = config().dim;
   const Tensor tokens = rand_normal({prompt + 1, dim}, 7, 0.0, 1.0);  // prompt, then one decode token

@@ -190,10 +190,10 @@ TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
 
 // addqmm_t(c, x, W) = c + x W^T: the streaming matvecs (stream, staged, i8, i8x2; M <= 4) add c
 // as they store y, the other kernels (items, xstat, the tiled M > 4) run an add kernel after.
-// c is a row slice of a larger tensor (a non-zero element offset). Against the CPU (stream,
+// x and c are row slices of larger tensors (non-zero element offsets). Against the CPU (stream,
 // f32 tolerance) and, for the 8-bit-x kernels, against their own qmatmul_t + c on the device
-// (the same product, so equal up to the one rounding of the add). Also with the fused norm
-// kept apart (addqmm_t has none) and typed errors for a wrong c.
+// (the same product, so equal up to the one rounding of the add); the CPU op equals its own
+// product plus c; then a vector x, and typed errors for c's shape, dtype and device.
 TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
   const Device d = Device::webgpu();
   struct Case {
@@ -216,11 +216,14 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
       const int64_t K = staged_ks(t)[1], N = 37;
       const std::string what = std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M);
       const QTensor w = qrand(t, N, K, 11);
-      const Tensor x = Tensor::from_vector(randn(c.M * K, 12, 1.f), {c.M, K});
+      // x and c are row slices of larger tensors: contiguous at element offsets K and N
+      // (the streaming matvec reads such an x in place, the other kernels compact it).
+      const Tensor xbig = Tensor::from_vector(randn((c.M + 1) * K, 12, 1.f), {c.M + 1, K});
+      const Tensor x = xbig.slice(0, 1, c.M + 1);
       const Tensor big = Tensor::from_vector(randn((c.M + 2) * N, 13, 3.f), {c.M + 2, N});
-      const Tensor cres = big.slice(0, 1, c.M + 1);  // contiguous, element offset N
+      const Tensor cres = big.slice(0, 1, c.M + 1);
       const QTensor wd = w.to(d);
-      const Tensor xd = x.to(d), cd = big.to(d).slice(0, 1, c.M + 1);
+      const Tensor xd = xbig.to(d).slice(0, 1, c.M + 1), cd = big.to(d).slice(0, 1, c.M + 1);
       const auto got = addqmm_t(cd, xd, wd).cpu().to_vector<float>();
       const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
       if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_add_for_testing(), c.fused) << what;

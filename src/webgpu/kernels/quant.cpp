@@ -31,7 +31,8 @@ constexpr int64_t kMatvecMaxM = 4;
 struct QParams {
   uint32_t m, n, k, row_bytes;
   uint32_t g_off4, eps_bits;  // the fused RMSNorm prologue of the streaming matvec
-  uint32_t c_off, pad1;       // the addend's element offset (its fused epilogue)
+  uint32_t c_off;             // the addend's element offset (its fused epilogue)
+  uint32_t x_off4;            // x's offset in vec4 units (streaming matvec; 0 elsewhere)
 };
 static_assert(sizeof(QParams) == 32, "QParams must match the WGSL Params layout");
 
@@ -445,9 +446,10 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   }
   // The addend is added by the streaming matvec as it stores y; the other kernels write the
   // product to a scratch tensor and an add kernel follows.
-  const bool fuse_add = c.attrs.has_bias && c.inputs[0].size(0) <= kMatvecMaxM &&
-                        (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
-                         want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
+  const bool stream_family = c.inputs[0].size(0) <= kMatvecMaxM &&
+                             (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
+                              want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
+  const bool fuse_add = c.attrs.has_bias && stream_family;
   if (c.attrs.has_bias && !fuse_add) {
     OpCall plain = c;
     plain.inputs.erase(plain.inputs.begin() + 2);
@@ -459,9 +461,12 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     ctx.run_op(sum);
     return;
   }
-  // x as is when already compact (a Tensor copy costs two vector allocations).
+  // x as is when already compact (a Tensor copy costs two vector allocations); the streaming
+  // matvec also reads a contiguous x at an offset that is a multiple of 4 elements (a row of
+  // a larger tensor) in place.
   const Tensor& x0 = c.inputs[0];
-  const Tensor x_copy = x0.is_contiguous() && x0.offset() == 0 ? Tensor() : ctx.compact(x0);
+  const bool x_in_place = x0.is_contiguous() && (x0.offset() == 0 || (stream_family && x0.offset() % 4 == 0));
+  const Tensor x_copy = x_in_place ? Tensor() : ctx.compact(x0);
   const Tensor& x = x_copy.defined() ? x_copy : x0;
   const Tensor& w = c.inputs[1];
   const Tensor& y = c.outputs[0];
@@ -470,6 +475,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   p.k = static_cast<uint32_t>(x.size(1));
   p.n = static_cast<uint32_t>(y.size(1));
   p.row_bytes = static_cast<uint32_t>(qtype_row_bytes(t, p.k, "qmatmul_t"));
+  p.x_off4 = static_cast<uint32_t>(x.offset() / 4);  // non-zero only for the streaming matvec
   if (uint64_t{p.m} * p.n == 0) return;
   Dispatch d;
   d.args = {ctx.arg(x, true), ctx.arg(w, true), ctx.arg(y, false)};

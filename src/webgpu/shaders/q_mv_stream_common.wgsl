@@ -38,7 +38,7 @@ struct Params {
   g_off4: u32,    // NORM: g's offset in vec4 units
   eps_bits: u32,  // NORM: eps as f32 bits
   c_off: u32,     // ADD: the addend's element offset
-  pad1: u32,
+  x_off4: u32,    // x's offset in vec4 units
 };
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
@@ -74,7 +74,7 @@ fn out_value(s: f32, i: u32) -> f32 {
 var<private> ssq: f32;   // NORM: this lane's sum of squares of the x values it loaded
 var<private> xrow: u32;  // vec4 index of the current x row (g is indexed from it)
 fn xload(i: u32) -> vec4<f32> {
-  let v = x[i];
+  let v = x[params.x_off4 + i];
   if (NORM) {
     ssq = ssq + dot(v, v);
     return v * gload(params.g_off4 + i - xrow);
