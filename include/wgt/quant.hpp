@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "wgt/tensor.hpp"
@@ -81,6 +82,11 @@ Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& 
 // c + qmatmul_t(x, w), c f32 with the product's shape [..., N] (a residual): on WebGPU the
 // decode matvec (M <= 4) adds c as it stores y (no add kernel of its own); otherwise the two ops.
 Tensor addqmm_t(const Tensor& c, const Tensor& x, const QTensor& w);
+// [c +] qmatmul_t(silu_mul(gate, up), w) (a SwiGLU down projection with its residual c):
+// on WebGPU for f32 gate and up the decode matvec computes silu(gate) * up while loading x
+// (no silu_mul kernel of its own); otherwise silu_mul first. gate and up: one shape and dtype.
+Tensor silu_mul_qmatmul_t(const Tensor& gate, const Tensor& up, const QTensor& w,
+                          const std::optional<Tensor>& c = std::nullopt);
 // Embedding lookup: ids (i32/i64, any shape) -> f32 [ids.shape..., cols].
 Tensor get_rows(const QTensor& table, const Tensor& ids);
 

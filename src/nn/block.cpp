@@ -392,6 +392,10 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
     // its epilogue (where the product is direct): one kernel for the rest of the block.
     if (direct_product(gate, w_.w_down, w_.quant.w_down) && h.dtype() == gate.dtype())
       return silu_mul_matmul_t(gate, up, w_.w_down, h);                                                // (seq, dim)
+    // Likewise with a quantized down projection (f32 activations): silu(gate) * up computed as
+    // the matvec loads x, the residual added as it stores y.
+    if (w_.quant.w_down.defined() && gate.dtype() == DType::F32 && h.dtype() == DType::F32)
+      return silu_mul_qmatmul_t(gate, up, w_.quant.w_down, h);                                         // (seq, dim)
     if (seq > 1) gate = gate.contiguous(), up = up.contiguous();
     g = silu_mul(gate, up);
   } else {

@@ -7,6 +7,7 @@
 #include "cpu/fast/parallel.hpp"
 #include "quant/blocks.hpp"
 #include "quant/kernels.hpp"
+#include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/quant.hpp"
 #include "wgt/runtime.hpp"
@@ -150,22 +151,29 @@ Tensor dequantize(const QTensor& w_in) {
 
 namespace {
 
-// qmatmul_t, with an optional RMSNorm of x first (norm_w: its weight [K], x's dtype) and an
-// optional addend (f32, the product's shape) added to the result.
+// qmatmul_t, with an optional transform of x first (norm_w: RMSNorm with that weight [K] of
+// x's dtype; silu_up: x = silu_mul(x, silu_up)) and an optional addend (f32, the product's
+// shape) added to the result.
 Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm_w, double eps, const char* op,
-                    const Tensor* addend = nullptr) {
+                    const Tensor* addend = nullptr, const Tensor* silu_up = nullptr) {
   require_defined_q(w_in, op);
   if (!x_arg.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
   Tensor x_in = x_arg;
-  // The norm is fused into the WebGPU kernel for f32 x on a device; otherwise it runs as its
-  // own op first (rms_norm validates the weight against x).
+  // The norm / silu_mul is fused into the WebGPU kernel for f32 operands on a device;
+  // otherwise it runs as its own op first (rms_norm / silu_mul validate their operands).
   bool fuse = false;
+  const bool on_device = x_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly;
   if (norm_w) {
     if (!norm_w->defined()) throw_error(ErrorKind::InvalidArgument, op, "the norm weight is an undefined tensor");
     fuse = x_in.dtype() == DType::F32 && x_in.dim() >= 1 && norm_w->dim() == 1 && norm_w->dtype() == DType::F32 &&
            norm_w->size(0) == x_in.size(-1) && norm_w->device() == x_in.device() && std::isfinite(eps) && eps >= 0 &&
-           x_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly;
+           on_device;
     if (!fuse) x_in = rms_norm(x_in, *norm_w, eps);
+  } else if (silu_up) {
+    if (!silu_up->defined()) throw_error(ErrorKind::InvalidArgument, op, "up is an undefined tensor");
+    fuse = x_in.dtype() == DType::F32 && silu_up->dtype() == DType::F32 && x_in.dim() >= 1 &&
+           silu_up->shape() == x_in.shape() && silu_up->device() == x_in.device() && on_device;
+    if (!fuse) x_in = silu_mul(x_in, *silu_up);
   }
   if (x_in.dim() < 1) throw_error(ErrorKind::RankMismatch, op, "x must have rank >= 1, got " + x_in.str());
   if (!is_floating(x_in.dtype()))
@@ -205,7 +213,7 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
     // A 2-D x is already [M, K]: no reshape (each one builds shape and stride vectors).
     const bool flat = x_in.dim() == 2;
     Tensor x2 = flat ? x_in : x_in.reshape({M, K});
-    if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);
+    if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);  // (f32 already when fused)
     OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
     call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
     if (addend) {  // inputs[2], laid out like the output
@@ -213,10 +221,13 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
       call.inputs.push_back(c2.is_contiguous() ? c2 : c2.contiguous());
       call.attrs.has_bias = true;
     }
-    if (fuse) {
+    if (fuse && norm_w) {
       call.inputs.push_back(*norm_w);
       call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
       call.attrs.eps = eps;
+    } else if (fuse) {  // up, shaped like x2
+      call.inputs.push_back(flat ? *silu_up : silu_up->reshape({M, K}));
+      call.attrs.prologue = OpAttrs::Prologue::SiluMul;
     }
     call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
@@ -235,7 +246,7 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
       std::memset(out.data_ptr(), 0, out.nbytes());
     } else {
       // (fuse implies the device path above, unless M, N or K is 0)
-      const Tensor xs = fuse ? rms_norm(x_in, *norm_w, eps) : x_in;
+      const Tensor xs = !fuse ? x_in : norm_w ? rms_norm(x_in, *norm_w, eps) : silu_mul(x_in, *silu_up);
       const Tensor x = as_f32_contiguous(xs.device().is_cpu() ? xs : xs.cpu());
       quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
     }
@@ -253,6 +264,10 @@ Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& 
 }
 
 Tensor addqmm_t(const Tensor& c, const Tensor& x, const QTensor& w) { return qmatmul_impl(x, w, nullptr, 0.0, "addqmm_t", &c); }
+
+Tensor silu_mul_qmatmul_t(const Tensor& gate, const Tensor& up, const QTensor& w, const std::optional<Tensor>& c) {
+  return qmatmul_impl(gate, w, nullptr, 0.0, c ? "silu_mul_addqmm_t" : "silu_mul_qmatmul_t", c ? &*c : nullptr, &up);
+}
 
 Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {
   const char* op = "get_rows";

@@ -107,8 +107,8 @@ TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
 }
 
 // The same with Q8_0 projections (f32 activations): norm + q/k/v matvec, append + RoPE,
-// attention (2), wo matvec + residual (addqmm_t), norm + gate/up matvec, silu_mul, down matvec +
-// residual: 8 dispatches, against the quantized block on the CPU.
+// attention (2), wo matvec + residual (addqmm_t), norm + gate/up matvec, silu_mul + down matvec
+// + residual (silu_mul_qmatmul_t): 7 dispatches, against the quantized block on the CPU.
 TEST_F(DecodeSubmission, QuantizedBlockDecodeStepDispatchCount) {
   const BlockConfig cfg = config();
   use_cpu_reference();
@@ -128,7 +128,7 @@ TEST_F(DecodeSubmission, QuantizedBlockDecodeStepDispatchCount) {
   synchronize();
   const uint64_t d0 = webgpu_batch_stats().dispatches;
   const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
-  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 8u);
+  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 7u);
   const std::vector<float> got = y.cpu().to_vector<float>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
@@ -215,7 +215,8 @@ TEST_F(DecodeSubmission, QuantizedAndF16BlocksDecodeInOneSubmission) {
     const WebGPUBatchStats s1 = webgpu_batch_stats();
     EXPECT_EQ(s1.host_waits - s0.host_waits, 0u);
     EXPECT_EQ(s1.submits - s0.submits, 0u);
-    EXPECT_GE(s1.dispatches - s0.dispatches, 4u * 8u);
+    // every block's step recorded: >= 7 dispatches each (quantized), >= 8 (f16 at these shapes)
+    EXPECT_GE(s1.dispatches - s0.dispatches, 4u * (kind.quantized ? 7u : 8u));
     read_back(y);
     const WebGPUBatchStats s2 = webgpu_batch_stats();
     EXPECT_EQ(s2.host_waits - s0.host_waits, 1u);

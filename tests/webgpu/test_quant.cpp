@@ -26,6 +26,7 @@ const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
 bool last_qmatvec_fused_add_for_testing();
+bool last_qmatvec_fused_silu_for_testing();
 }
 
 using namespace wgt;
@@ -267,6 +268,76 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
   expect_kind(ErrorKind::DTypeMismatch, zeros({2, 5}, DType::F16, d));
   expect_kind(ErrorKind::InvalidArgument, zeros({2, 5}, DType::F32));
   expect_kind(ErrorKind::InvalidArgument, Tensor());
+}
+
+// silu_mul_qmatmul_t(gate, up, W[, c]) = [c +] silu_mul(gate, up) W^T: the streaming matvecs
+// compute silu(gate) * up as they load x (M <= 4), the other kernels run silu_mul first. gate
+// and up are the two halves of one [M, 2K] tensor (row slices: contiguous for M = 1, strided
+// otherwise, then compacted). Against the CPU: f32 tolerance for the f32-x kernels, the
+// rounding bound of the two 8-bit terms for i8x2 (as in I8MatvecWithinXRoundingBound).
+TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
+  const Device d = Device::webgpu();
+  struct Case {
+    const char* kernel;
+    const char* subgroups;
+    int64_t M;
+    bool fused;
+  };
+  for (const Case& c : {Case{"stream", "on", 1, true}, Case{"stream", "off", 3, true}, Case{"i8x2", "on", 1, true},
+                        Case{"i8x2", "off", 4, true}, Case{"stream", "on", 6, false}, Case{"items", "on", 2, false},
+                        Case{"xstat", "on", 1, false}}) {
+    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
+    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
+      for (bool with_c : {false, true}) {
+        const int64_t K = staged_ks(t)[1], N = 37;
+        const std::string what = std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M) + (with_c ? " +c" : "");
+        const QTensor w = qrand(t, N, K, 21);
+        const Tensor gu = Tensor::from_vector(randn(c.M * 2 * K, 22, 2.f), {c.M, 2 * K});
+        const Tensor gate = gu.slice(1, 0, K), up = gu.slice(1, K, 2 * K);
+        const Tensor res = Tensor::from_vector(randn(c.M * N, 23, 1.f), {c.M, N});
+        const Tensor gud = gu.to(d);
+        const Tensor gd = gud.slice(1, 0, K), ud = gud.slice(1, K, 2 * K);
+        const auto got = (with_c ? silu_mul_qmatmul_t(gd, ud, w.to(d), res.to(d)) : silu_mul_qmatmul_t(gd, ud, w.to(d)))
+                             .cpu().to_vector<float>();
+        if (c.M <= 4) EXPECT_EQ(webgpu::last_qmatvec_fused_silu_for_testing(), c.fused) << what;
+        const Tensor xin = silu_mul(gate, up);  // what the kernel multiplies (CPU)
+        Tensor want_t = qmatmul_t(xin, w);
+        if (with_c) want_t = add(want_t, res);
+        const auto want = want_t.to_vector<float>();
+        ASSERT_EQ(got.size(), want.size()) << what;
+        if (std::string(c.kernel) != "i8x2") {
+          expect_matches_cpu(got, want, K, what);
+          continue;
+        }
+        const auto wf = dequantize(w).to_vector<float>();
+        const auto xv = xin.contiguous().to_vector<float>();
+        double scale = 0.05 * std::sqrt(double(K));
+        for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+        for (int64_t m = 0; m < c.M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double bound = 0;
+            for (int64_t g0 = 0; g0 < K; g0 += 16) {
+              double amax = 0, wsum = 0;
+              for (int64_t k = g0; k < g0 + 16; ++k) {
+                amax = std::max(amax, std::fabs(double(xv[m * K + k])));
+                wsum += std::fabs(double(wf[n * K + k]));
+              }
+              bound += wsum * amax / (254.0 * 254.0);
+            }
+            const size_t i = static_cast<size_t>(m * N + n);
+            ASSERT_NEAR(got[i], want[i], 1.01 * bound + 2e-5 * scale * std::sqrt(double(K) / 256)) << what << " n=" << n;
+          }
+      }
+  }
+  unsetenv("WGT_QMATVEC_KERNEL");
+  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  // typed errors: gate and up of different shapes (silu_mul's check on the CPU path)
+  const QTensor w = qrand(QType::Q8_0, 5, 64, 24);
+  EXPECT_THROW((void)silu_mul_qmatmul_t(zeros({1, 64}, DType::F32), zeros({1, 32}, DType::F32), w), Error);
+  EXPECT_THROW((void)silu_mul_qmatmul_t(zeros({1, 64}, DType::F32, d), zeros({1, 32}, DType::F32, d), w.to(d)), Error);
+  EXPECT_THROW((void)silu_mul_qmatmul_t(zeros({1, 64}, DType::F32), zeros({1, 64}, DType::F32), w, zeros({1, 4}, DType::F32)),
+               Error);
 }
 
 TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {

@@ -118,14 +118,17 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
 
 Support check_qmatmul(const Context& ctx, const OpCall& c) {
   const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
-  if (c.attrs.prologue == OpAttrs::Prologue::SiluMul) return Support::no("qmatmul has no silu_mul prologue");
-  // inputs: x, the packed weight, [the addend (attrs.has_bias)], [the norm weight (last)]
+  const bool silu = c.attrs.prologue == OpAttrs::Prologue::SiluMul;
+  // inputs: x, the packed weight, [the addend (attrs.has_bias)], [the prologue's operand (last):
+  // the norm weight, or up]
   const bool add = c.attrs.has_bias;
-  if (c.inputs.size() != 2u + (add ? 1u : 0u) + (norm ? 1u : 0u))
-    return Support::no("qmatmul expects x, the packed weight, then the addend and the norm weight where set");
+  if (c.inputs.size() != 2u + (add ? 1u : 0u) + (norm || silu ? 1u : 0u))
+    return Support::no("qmatmul expects x, the packed weight, then the addend and the prologue's operand where set");
   if (norm && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().dim() != 1 ||
                c.inputs.back().size(0) != c.inputs[0].size(-1)))
     return Support::no("the norm weight must be f32 [K]");
+  if (silu && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().shape() != c.inputs[0].shape()))
+    return Support::no("up must be f32 with x's shape");
   if (add && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 2 || c.inputs[2].size(0) != c.inputs[0].size(0) ||
               !c.inputs[2].is_contiguous()))
     return Support::no("the addend must be a contiguous f32 [M, N]");
@@ -219,8 +222,9 @@ MatvecKernel requested_matvec_kernel() {
 thread_local const char* g_last_matvec_kernel = "";
 // Whether that launch fused an RMSNorm prologue (test hook below).
 thread_local bool g_last_matvec_norm = false;
-// Whether it added the addend in its epilogue (test hook below).
+// Whether it added the addend in its epilogue / fused a silu_mul prologue (test hooks below).
 thread_local bool g_last_matvec_add = false;
+thread_local bool g_last_matvec_silu = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
 
@@ -435,20 +439,20 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   // The RMSNorm prologue is fused into the streaming matvec (stream or staged source); for the
   // other kernels the norm runs first into a scratch tensor.
   const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
+  const bool silu = c.attrs.prologue == OpAttrs::Prologue::SiluMul;
   const MatvecKernel want_kernel = requested_matvec_kernel();
-  const bool fuse_norm = norm && c.inputs[0].size(0) <= kMatvecMaxM &&
-                         (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
-                          want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
-  if (norm && !fuse_norm) {
+  // The streaming matvec (M <= 4) fuses the prologue (x transformed as it is loaded) and the
+  // addend (added as y is stored); for the other kernels the prologue runs first into a
+  // scratch tensor, and the product goes to a scratch tensor that an add kernel sums with c.
+  const bool stream_family = c.inputs[0].size(0) <= kMatvecMaxM &&
+                             (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
+                              want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
+  const bool fuse_norm = norm && stream_family, fuse_silu = silu && stream_family;
+  if ((norm || silu) && !stream_family) {
     OpCall plain = ctx.run_prologue(c);
     launch_qmatmul(ctx, plain);
     return;
   }
-  // The addend is added by the streaming matvec as it stores y; the other kernels write the
-  // product to a scratch tensor and an add kernel follows.
-  const bool stream_family = c.inputs[0].size(0) <= kMatvecMaxM &&
-                             (want_kernel == MatvecKernel::Stream || want_kernel == MatvecKernel::Staged ||
-                              want_kernel == MatvecKernel::I8 || want_kernel == MatvecKernel::I8x2);
   const bool fuse_add = c.attrs.has_bias && stream_family;
   if (c.attrs.has_bias && !fuse_add) {
     OpCall plain = c;
@@ -496,6 +500,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   const MatvecKernel want = want_kernel;
   g_last_matvec_norm = false;
   g_last_matvec_add = false;
+  g_last_matvec_silu = false;
   if (want != MatvecKernel::Items) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
@@ -523,15 +528,18 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
     // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
-    if (fuse_norm) {
-      // g as vec4: a contiguous copy starting at a multiple of 4 elements.
-      Tensor gd = c.inputs.back();
+    // g (the norm weight) or up as vec4: contiguous from a multiple of 4 elements. Declared
+    // here, not in the branch: a compacted copy must outlive the dispatch that binds it.
+    Tensor gd;
+    if (fuse_norm || fuse_silu) {
+      gd = c.inputs.back();
       if (!gd.is_contiguous() || gd.offset() % 4 != 0) gd = ctx.compact(gd);
       d.args.push_back(ctx.arg(gd));
       p.g_off4 = static_cast<uint32_t>(gd.offset() / 4);
       const float eps = static_cast<float>(c.attrs.eps);
       std::memcpy(&p.eps_bits, &eps, sizeof eps);
-      g_last_matvec_norm = true;
+      g_last_matvec_norm = fuse_norm;
+      g_last_matvec_silu = fuse_silu;
     }
     if (fuse_add) {  // bound after g
       d.args.push_back(ctx.arg(c.inputs[2]));
@@ -545,7 +553,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
-                           uint64_t{fuse_add} << 11 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
@@ -556,15 +564,16 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                        {"WARPS", std::to_string(warps)},
                        {"KSPLIT", std::to_string(ksplit)},
                        {"NORM", fuse_norm ? "true" : "false"},
+                       {"SILU", fuse_silu ? "true" : "false"},
                        {"ADD", fuse_add ? "true" : "false"},
-                       {"P_BIND", std::to_string(3 + int{fuse_norm} + int{fuse_add})},
-                       {"C_DECL", fuse_add ? "@group(0) @binding(" + std::to_string(3 + int{fuse_norm}) +
+                       {"P_BIND", std::to_string(3 + int{fuse_norm || fuse_silu} + int{fuse_add})},
+                       {"C_DECL", fuse_add ? "@group(0) @binding(" + std::to_string(3 + int{fuse_norm || fuse_silu}) +
                                                  ") var<storage, read> cadd: array<f32>;\n"
                                                  "fn addend(i: u32) -> f32 { return cadd[params.c_off + i]; }"
                                            : "fn addend(i: u32) -> f32 { return 0.0; }"},
-                       {"G_DECL", fuse_norm ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
-                                              "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
-                                            : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
+                       {"G_DECL", fuse_norm || fuse_silu ? "@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;\n"
+                                                           "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
+                                                         : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
       if (i8_kc) {
         v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
         v.defines.push_back({"KC", std::to_string(i8_kc)});
@@ -644,6 +653,7 @@ const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
 bool last_qmatvec_fused_add_for_testing() { return g_last_matvec_add; }
+bool last_qmatvec_fused_silu_for_testing() { return g_last_matvec_silu; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

@@ -29,6 +29,8 @@
 // xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
 // warp's lanes are reduced along with the row sums, and the stored sums are scaled by
 // 1 / sqrt(sum / K + eps). Defines NORM, G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
+// SILU (silu_mul_qmatmul_t): x is the gate and xload returns silu(gate) * up, up bound in g's
+// place (binding 3, params.g_off4 its vec4 offset). Define SILU.
 // ADD: a residual c added as y is stored. Defines ADD, C_DECL (cadd and fn addend).
 struct Params {
   m: u32,
@@ -58,6 +60,8 @@ const_assert WARPS % KSPLIT == 0u;
 const GROUP_ROWS: u32 = ROWS * (WARPS / KSPLIT);
 const UNROLL: u32 = {{UNROLL}}u;
 const NORM: bool = {{NORM}};
+const SILU: bool = {{SILU}};  // silu_mul prologue (exclusive with NORM)
+const_assert !(NORM && SILU);
 const NR: u32 = select(ROWS, ROWS + 1u, NORM);  // reduced sums per lane: the rows, then ssq
 // One partial sum per (row r, invocation), row-major: red[r * WG + lid].
 var<workgroup> red: array<f32, NR * WG>;
@@ -79,6 +83,9 @@ fn xload(i: u32) -> vec4<f32> {
     ssq = ssq + dot(v, v);
     return v * gload(params.g_off4 + i - xrow);
   }
+  // SILU: x is the gate, g is up laid out like x (row m at the same vec4 index): silu(x) * up,
+  // the formula of the silu_mul kernel.
+  if (SILU) { return v / (vec4<f32>(1.0) + exp(-v)) * gload(params.g_off4 + i); }
   return v;
 }
 // Sum r (< NR) of this lane: a row's partial, or ssq.
