@@ -28,6 +28,8 @@ class DecodeSubmission : public wgt::testing::WebGpuTest {
     WebGpuTest::TearDown();
   }
 
+  void expect_decode_step(const BlockConfig& cfg, const BlockWeights& w, DType cache_dtype, uint64_t dispatches,
+                          uint64_t seed);
   static BlockConfig config() {
     BlockConfig cfg;
     cfg.dim = 64;
@@ -77,32 +79,40 @@ class DecodeSubmission : public wgt::testing::WebGpuTest {
 // silu_mul fused into its staging and the residual into its epilogue (1): 6. With the neox
 // layout the epilogue does not apply and the rope + append is one dispatch of its own: 7. The
 // step's result still equals the CPU reference.
+// Prefill of 3 tokens, then one decode step of a block with weights w (on the CPU) and a
+// cache of `cache_dtype`: the step's dispatches must be `dispatches` and its output the CPU
+// reference block's.
+void DecodeSubmission::expect_decode_step(const BlockConfig& cfg, const BlockWeights& w, DType cache_dtype,
+                                          uint64_t dispatches, uint64_t seed) {
+  use_cpu_reference();
+  TransformerBlock ref(cfg, w);
+  KVCache ref_cache = ref.make_cache(8, cache_dtype);
+  const Tensor tokens = rand_normal({4, cfg.dim}, seed, 0.0, 1.0);
+  (void)ref.forward(tokens.slice(0, 0, 3), ref_cache, 0);
+  const std::vector<float> want = ref.forward(tokens.slice(0, 3, 4), ref_cache, 3).to_vector<float>();
+
+  use_gpu();
+  TransformerBlock blk(cfg, w.to(kGpu));
+  blk.pin_weights();
+  KVCache cache = blk.make_cache(8, cache_dtype);
+  const Tensor xg = tokens.to(kGpu);
+  (void)blk.forward(xg.slice(0, 0, 3), cache, 0);
+  synchronize();
+  const uint64_t d0 = webgpu_batch_stats().dispatches;
+  const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
+  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, dispatches);
+  const std::vector<float> got = y.cpu().to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+}
+
 TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
   for (RopeStyle style : {RopeStyle::Normal, RopeStyle::Neox}) {
     SCOPED_TRACE(style == RopeStyle::Neox ? "neox" : "normal");
     BlockConfig cfg = config();
     cfg.rope.style = style;
-    use_cpu_reference();
-    const BlockWeights w = BlockWeights::random(cfg, 300, DType::F16, Device::cpu());
-    TransformerBlock ref(cfg, w);
-    KVCache ref_cache = ref.make_cache(8, DType::F16);
-    const Tensor tokens = rand_normal({4, cfg.dim}, 8, 0.0, 1.0);
-    (void)ref.forward(tokens.slice(0, 0, 3), ref_cache, 0);
-    const std::vector<float> want = ref.forward(tokens.slice(0, 3, 4), ref_cache, 3).to_vector<float>();
-
-    use_gpu();
-    TransformerBlock blk(cfg, w.to(kGpu));
-    blk.pin_weights();
-    KVCache cache = blk.make_cache(8, DType::F16);
-    const Tensor xg = tokens.to(kGpu);
-    (void)blk.forward(xg.slice(0, 0, 3), cache, 0);
-    synchronize();
-    const uint64_t d0 = webgpu_batch_stats().dispatches;
-    const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
-    EXPECT_EQ(webgpu_batch_stats().dispatches - d0, style == RopeStyle::Normal ? 6u : 7u);
-    const std::vector<float> got = y.cpu().to_vector<float>();
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+    expect_decode_step(cfg, BlockWeights::random(cfg, 300, DType::F16, Device::cpu()), DType::F16,
+                       style == RopeStyle::Normal ? 6u : 7u, 8);
   }
 }
 
@@ -111,27 +121,7 @@ TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
 // + residual (silu_mul_qmatmul_t): 7 dispatches, against the quantized block on the CPU.
 TEST_F(DecodeSubmission, QuantizedBlockDecodeStepDispatchCount) {
   const BlockConfig cfg = config();
-  use_cpu_reference();
-  const BlockWeights w = BlockWeights::random(cfg, 301, DType::F32, Device::cpu()).quantized(QType::Q8_0);
-  TransformerBlock ref(cfg, w);
-  KVCache ref_cache = ref.make_cache(8);
-  const Tensor tokens = rand_normal({4, cfg.dim}, 9, 0.0, 1.0);
-  (void)ref.forward(tokens.slice(0, 0, 3), ref_cache, 0);
-  const std::vector<float> want = ref.forward(tokens.slice(0, 3, 4), ref_cache, 3).to_vector<float>();
-
-  use_gpu();
-  TransformerBlock blk(cfg, w.to(kGpu));
-  blk.pin_weights();
-  KVCache cache = blk.make_cache(8);
-  const Tensor xg = tokens.to(kGpu);
-  (void)blk.forward(xg.slice(0, 0, 3), cache, 0);
-  synchronize();
-  const uint64_t d0 = webgpu_batch_stats().dispatches;
-  const Tensor y = blk.forward(xg.slice(0, 3, 4), cache, 3);
-  EXPECT_EQ(webgpu_batch_stats().dispatches - d0, 7u);
-  const std::vector<float> got = y.cpu().to_vector<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;
+  expect_decode_step(cfg, BlockWeights::random(cfg, 301, DType::F32, Device::cpu()).quantized(QType::Q8_0), DType::F32, 7u, 9);
 }
 
 TEST_F(DecodeSubmission, BlockStackDecodeStepIsOneSubmissionWithOneWait) {

@@ -133,6 +133,34 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     for (size_t i = 0; i < want.size(); ++i)
       ASSERT_NEAR(got[i], want[i], 2e-5 * scale * std::sqrt(double(K) / 256)) << what << " K=" << K << " i=" << i;
   }
+  // The 8-bit-x kernels against the exact product y = x W^T [M, N] (x: what the kernel
+  // quantizes): each x value moves by at most per_amax * max|x of its 16-group|, so
+  // |got - want| <= sum_k |w[n, k]| * amax(group of k) * per_amax, times `slack`, plus the f32
+  // summation tolerance of expect_matches_cpu.
+  static void expect_within_i8_bound(const std::vector<float>& got, const std::vector<float>& want, const QTensor& w,
+                                     const Tensor& x, double per_amax, double slack, const std::string& what) {
+    const int64_t M = x.size(0), K = x.size(1), N = w.rows();
+    const auto wf = dequantize(w).to_vector<float>();
+    const auto xv = x.contiguous().to_vector<float>();
+    ASSERT_EQ(got.size(), want.size()) << what;
+    ASSERT_EQ(got.size(), static_cast<size_t>(M * N)) << what;
+    double scale = 0.05 * std::sqrt(double(K));
+    for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double bound = 0;
+        for (int64_t g0 = 0; g0 < K; g0 += 16) {
+          double amax = 0, wsum = 0;
+          for (int64_t k = g0; k < g0 + 16; ++k) {
+            amax = std::max(amax, std::fabs(double(xv[m * K + k])));
+            wsum += std::fabs(double(wf[n * K + k]));
+          }
+          bound += wsum * amax * per_amax;
+        }
+        const size_t i = static_cast<size_t>(m * N + n);
+        ASSERT_NEAR(got[i], want[i], slack * bound + 2e-5 * scale * std::sqrt(double(K) / 256)) << what << " n=" << n;
+      }
+  }
 };
 
 // M = 1 and 3 run the matvec kernel, M = 17 the tiled prefill kernel (M > 4); odd N
@@ -148,25 +176,37 @@ TEST_F(QuantWebGPU, MatmulMatchesCpuEveryFormat) {
   }
 }
 
+// A kernel choice for the fused-prologue/epilogue tests: WGT_QMATVEC_KERNEL, WGT_QMATVEC_SUBGROUPS,
+// M, whether the fusion is expected (M <= 4 and a streaming kernel), x's scale, and whether
+// every streaming format runs (else Q4_0 and Q6_K, for lavapipe time).
+struct FusionCase {
+  const char* kernel;
+  const char* subgroups;
+  int64_t M;
+  bool fused;
+  float xscale = 1.f;
+  bool every_format = true;
+  void use() const {
+    setenv("WGT_QMATVEC_KERNEL", kernel, 1);
+    setenv("WGT_QMATVEC_SUBGROUPS", subgroups, 1);
+  }
+  std::vector<QType> formats() const {
+    if (every_format) return std::vector<QType>(std::begin(kStream), std::end(kStream));
+    return {QType::Q4_0, QType::Q6_K};
+  }
+};
+
 // rms_norm_qmatmul_t on the device against qmatmul_t(rms_norm(x)) on the CPU, every format:
 // fused into the streaming matvec (direct and staged sources, both reductions, a norm weight
 // at an odd offset that must be compacted, x values of 1e3), unfused for M > 4 (tiled), for
 // the items and xstat kernels, and on the CPU for f16 x.
 TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
   const Device d = Device::webgpu();
-  struct Case {
-    const char* kernel;
-    const char* subgroups;
-    int64_t M;
-    float xscale;
-    bool fused;
-  };
-  for (const Case& c : {Case{"stream", "on", 1, 1.f, true}, Case{"stream", "off", 3, 1e3f, true}, Case{"staged", "on", 4, 1.f, true},
-                        Case{"stream", "on", 6, 1.f, false}, Case{"items", "on", 2, 1.f, false},
-                        Case{"xstat", "on", 1, 1.f, false}}) {
-    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
-    for (QType t : kStream) {
+  for (const FusionCase& c : {FusionCase{"stream", "on", 1, true}, FusionCase{"stream", "off", 3, true, 1e3f},
+                              FusionCase{"staged", "on", 4, true}, FusionCase{"stream", "on", 6, false},
+                              FusionCase{"items", "on", 2, false}, FusionCase{"xstat", "on", 1, false}}) {
+    c.use();
+    for (QType t : c.formats()) {
       const int64_t K = staged_ks(t)[1], N = 37;
       const QTensor w = qrand(t, N, K, 5);
       const Tensor x = Tensor::from_vector(randn(c.M * K, 6, c.xscale), {c.M, K});
@@ -197,23 +237,13 @@ TEST_F(QuantWebGPU, RmsNormQmatmulFusedAndUnfused) {
 // product plus c; then a vector x, and typed errors for c's shape, dtype and device.
 TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
   const Device d = Device::webgpu();
-  struct Case {
-    const char* kernel;
-    const char* subgroups;
-    int64_t M;
-    bool fused;
-    bool every_format;  // else Q4_0 and Q6_K (lavapipe time)
-  };
-  for (const Case& c : {Case{"stream", "on", 1, true, true}, Case{"stream", "off", 3, true, false},
-                        Case{"staged", "on", 4, true, false}, Case{"i8x2", "on", 1, true, true},
-                        Case{"i8", "off", 2, true, false}, Case{"stream", "on", 6, false, false},
-                        Case{"items", "on", 2, false, true}, Case{"xstat", "on", 1, false, false}}) {
-    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+  for (const FusionCase& c : {FusionCase{"stream", "on", 1, true}, FusionCase{"stream", "off", 3, true, 1.f, false},
+                              FusionCase{"staged", "on", 4, true, 1.f, false}, FusionCase{"i8x2", "on", 1, true},
+                              FusionCase{"i8", "off", 2, true, 1.f, false}, FusionCase{"stream", "on", 6, false, 1.f, false},
+                              FusionCase{"items", "on", 2, false}, FusionCase{"xstat", "on", 1, false, 1.f, false}}) {
+    c.use();
     const bool i8 = std::string(c.kernel).rfind("i8", 0) == 0;
-    const std::vector<QType> types = c.every_format ? std::vector<QType>(std::begin(kStream), std::end(kStream))
-                                                    : std::vector<QType>{QType::Q4_0, QType::Q6_K};
-    for (QType t : types) {
+    for (QType t : c.formats()) {
       const int64_t K = staged_ks(t)[1], N = 37;
       const std::string what = std::string(qtype_name(t)) + " " + c.kernel + " M=" + std::to_string(c.M);
       const QTensor w = qrand(t, N, K, 11);
@@ -277,17 +307,11 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
 // rounding bound of the two 8-bit terms for i8x2 (as in I8MatvecWithinXRoundingBound).
 TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
   const Device d = Device::webgpu();
-  struct Case {
-    const char* kernel;
-    const char* subgroups;
-    int64_t M;
-    bool fused;
-  };
-  for (const Case& c : {Case{"stream", "on", 1, true}, Case{"stream", "off", 3, true}, Case{"i8x2", "on", 1, true},
-                        Case{"i8x2", "off", 4, true}, Case{"stream", "on", 6, false}, Case{"items", "on", 2, false},
-                        Case{"xstat", "on", 1, false}}) {
-    setenv("WGT_QMATVEC_KERNEL", c.kernel, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+  for (const FusionCase& c : {FusionCase{"stream", "on", 1, true}, FusionCase{"stream", "off", 3, true},
+                              FusionCase{"i8x2", "on", 1, true}, FusionCase{"i8x2", "off", 4, true},
+                              FusionCase{"stream", "on", 6, false}, FusionCase{"items", "on", 2, false},
+                              FusionCase{"xstat", "on", 1, false}}) {
+    c.use();
     for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
       for (bool with_c : {false, true}) {
         const int64_t K = staged_ks(t)[1], N = 37;
@@ -310,24 +334,8 @@ TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
           expect_matches_cpu(got, want, K, what);
           continue;
         }
-        const auto wf = dequantize(w).to_vector<float>();
-        const auto xv = xin.contiguous().to_vector<float>();
-        double scale = 0.05 * std::sqrt(double(K));
-        for (float v : want) scale = std::max(scale, std::fabs(double(v)));
-        for (int64_t m = 0; m < c.M; ++m)
-          for (int64_t n = 0; n < N; ++n) {
-            double bound = 0;
-            for (int64_t g0 = 0; g0 < K; g0 += 16) {
-              double amax = 0, wsum = 0;
-              for (int64_t k = g0; k < g0 + 16; ++k) {
-                amax = std::max(amax, std::fabs(double(xv[m * K + k])));
-                wsum += std::fabs(double(wf[n * K + k]));
-              }
-              bound += wsum * amax / (254.0 * 254.0);
-            }
-            const size_t i = static_cast<size_t>(m * N + n);
-            ASSERT_NEAR(got[i], want[i], 1.01 * bound + 2e-5 * scale * std::sqrt(double(K) / 256)) << what << " n=" << n;
-          }
+        // the device's silu may differ from the CPU's by an ulp: 1% slack on the bound
+        expect_within_i8_bound(got, want, w, xin, 1.0 / (254.0 * 254.0), 1.01, what);
       }
   }
   unsetenv("WGT_QMATVEC_KERNEL");
@@ -811,26 +819,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
         expect_matches_cpu(got, want, c.K, what);
         continue;
       }
-      const auto wf = dequantize(w).to_vector<float>();
-      const auto xv = xin.to_vector<float>();
-      ASSERT_EQ(got.size(), want.size());
-      double scale = 0.05 * std::sqrt(double(c.K));
-      for (float v : want) scale = std::max(scale, std::fabs(double(v)));
-      for (int64_t m = 0; m < c.M; ++m)
-        for (int64_t n = 0; n < c.N; ++n) {
-          double bound = 0;
-          for (int64_t g0 = 0; g0 < c.K; g0 += 16) {
-            double amax = 0, wsum = 0;
-            for (int64_t k = g0; k < g0 + 16; ++k) {
-              amax = std::max(amax, std::fabs(double(xv[m * c.K + k])));
-              wsum += std::fabs(double(wf[n * c.K + k]));
-            }
-            bound += wsum * amax * per_amax;
-          }
-          const size_t i = static_cast<size_t>(m * c.N + n);
-          ASSERT_NEAR(got[i], want[i], 1.001 * bound + 2e-5 * scale * std::sqrt(double(c.K) / 256))
-              << what << " n=" << n;
-        }
+      expect_within_i8_bound(got, want, w, xin, per_amax, 1.001, what);
     }
   }
   unsetenv("WGT_QMATVEC_KSPLIT");
