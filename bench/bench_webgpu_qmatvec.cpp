@@ -72,6 +72,14 @@ std::vector<float> sample_rows(const Tensor& y, const std::vector<int64_t>& rows
   return out;
 }
 
+// Relative tolerance of a decode result against the CPU kernel under the WGT_QMATVEC_KERNEL
+// now set: the i8 kernel rounds x to 8 bits per 16 values (tests/webgpu/test_quant.cpp checks
+// it against the bound of that rounding; here about 0.5% of the largest output).
+double decode_tolerance() {
+  const char* k = std::getenv("WGT_QMATVEC_KERNEL");
+  return k && std::string(k) == "i8" ? 2e-2 : 1e-4;
+}
+
 // The settings of WGT_BENCH_SWEEP: one vector of (VAR, VALUE) per ';'-separated setting.
 std::vector<std::vector<std::pair<std::string, std::string>>> parse_sweep(const char* spec) {
   std::vector<std::vector<std::pair<std::string, std::string>>> out;
@@ -168,9 +176,7 @@ int main(int argc, char** argv) {
         std::string label;
         for (const auto& [k, v] : one) label += k + "=" + v + " ";
         const auto old = apply_env(one);
-        const char* kern = std::getenv("WGT_QMATVEC_KERNEL");
-        const bool ok = close(qtype_name(t), qmatmul_t(x1g, rot[0]).cpu().to_vector<float>(), want,
-                              kern && std::string(kern) == "i8" ? 2e-2 : 1e-4);
+        const bool ok = close(qtype_name(t), qmatmul_t(x1g, rot[0]).cpu().to_vector<float>(), want, decode_tolerance());
         if (!ok) {
           std::printf("%-6s FAILED verification  %s\n", qtype_name(t), label.c_str());
           restore_env(old);
@@ -207,8 +213,6 @@ int main(int argc, char** argv) {
   std::printf("%-6s %6s %6s %9s %9s %9s %7s %9s %9s %9s %7s %9s %9s %10s %10s %8s %8s %7s\n", "format", "rows", "cols",
               "packed MB", "wall us", "batch us", "batch%", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "items wus",
               "items gus", "prefill ms", "pf gpu ms", "wall TF", "gpu TF", "vs f16");
-  const char* env_kernel = std::getenv("WGT_QMATVEC_KERNEL");
-  const std::string user_kernel = env_kernel ? env_kernel : "";
   bench::Timing last;  // for the note on how the columns were measured
   std::string copies_note;
   for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
@@ -222,20 +226,18 @@ int main(int argc, char** argv) {
     size_t call = 0;
     auto next_w = [&]() -> const QTensor& { const size_t i = call++ % (rot.size() + 1); return i ? rot[i - 1] : qg; };
     // correctness first, against the CPU kernel
-    // The i8 kernel rounds x to 8 bits per 16 values (tests/webgpu/test_quant.cpp checks it
-    // against the bound of that rounding; here about 0.5% of the largest output).
     if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(),
-               user_kernel == "i8" ? 2e-2 : 1e-4))
+               decode_tolerance()))
       return 2;
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
     const bench::Timing t1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
     // the old kernel, checked too, then the caller's choice again
-    setenv("WGT_QMATVEC_KERNEL", "items", 1);
+    const auto caller = apply_env({{"WGT_QMATVEC_KERNEL", "items"}});
     if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
       return 2;
     const bench::Timing t_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
-    if (env_kernel) setenv("WGT_QMATVEC_KERNEL", user_kernel.c_str(), 1); else unsetenv("WGT_QMATVEC_KERNEL");
+    restore_env(caller);
     const bench::Timing tp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
     const double bytes = static_cast<double>(q.nbytes());
     const double gbs = bytes / t1.wall_s / 1e9, gpu_gbs = bench::rate(bytes, t1.gpu_s) / 1e9;

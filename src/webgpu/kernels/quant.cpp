@@ -436,8 +436,6 @@ bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, bool sg) {
 
 void launch_qmatmul(Context& ctx, OpCall& c) {
   const QType t = static_cast<QType>(c.attrs.qtype);
-  // The RMSNorm prologue is fused into the streaming matvec (stream or staged source); for the
-  // other kernels the norm runs first into a scratch tensor.
   const bool norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
   const bool silu = c.attrs.prologue == OpAttrs::Prologue::SiluMul;
   const MatvecKernel want_kernel = requested_matvec_kernel();
