@@ -25,7 +25,6 @@ namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
-bool last_qmatvec_wstage_for_testing();
 bool last_qmatvec_fused_add_for_testing();
 bool last_qmatvec_fused_silu_for_testing();
 }
@@ -90,7 +89,6 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
     unsetenv("WGT_QMATVEC_KSPLIT");
-    unsetenv("WGT_QMATVEC_WLOAD");
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     unsetenv("WGT_QMATVEC_XSTAT_ROWS");
     unsetenv("WGT_QMATVEC_XSTAT_BATCH");
@@ -784,18 +782,13 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
 // i8x2 (the default, also run with WGT_QMATVEC_KERNEL unset) holds x as two 8-bit terms, the
 // second quantizing the first's residual (at most amax / 254): its bound is that of i8 / 254.
 // Each i8 kernel also runs with its rows' trips split over several warps (WGT_QMATVEC_KSPLIT;
-// 8 = every warp of the workgroup on the same rows), and with the weights staged through
-// workgroup memory (WGT_QMATVEC_WLOAD=staged; N rounded up to a multiple of 8 so that the
-// weights' bytes are a multiple of 16, which staging needs; rows then start at every even
-// offset modulo 16).
+// 8 = every warp of the workgroup on the same rows).
 TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   const Device d = Device::webgpu();
-  struct Run { const char* kernel; const char* ksplit; bool staged; };
-  for (const Run run : {Run{"i8", "", false}, Run{"i8", "4", false}, Run{"i8x2", "", false}, Run{"i8x2", "8", false},
-                        Run{"", "", false}, Run{"i8", "", true}, Run{"i8x2", "", true}, Run{"i8x2", "2", true}}) {
+  struct Run { const char* kernel; const char* ksplit; };
+  for (const Run run : {Run{"i8", ""}, Run{"i8", "4"}, Run{"i8x2", ""}, Run{"i8x2", "8"}, Run{"", ""}}) {
   const char* kernel = run.kernel;
   if (*run.ksplit) setenv("WGT_QMATVEC_KSPLIT", run.ksplit, 1); else unsetenv("WGT_QMATVEC_KSPLIT");
-  setenv("WGT_QMATVEC_WLOAD", run.staged ? "staged" : "direct", 1);
   const std::string kname = *kernel ? kernel : "i8x2";
   const double per_amax = kname == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
   if (*kernel) setenv("WGT_QMATVEC_KERNEL", kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
@@ -809,11 +802,9 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     for (Case c : {Case{1, 37, 288, 1.f, false, "on"}, Case{3, 5, 4096 + 288, 1e3f, false, "off"},
                    Case{1, 131, 4096 + 288, 1.f, true, "on"}, Case{2, 6, 288, 1.f, true, "off"}}) {
       if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
-      if (run.staged) c.N = (c.N + 7) / 8 * 8;
       setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
-      const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
-                               " K=" + std::to_string(c.K) + (c.norm ? " norm" : "") + " kernel='" + kernel +
-                               "' ksplit='" + run.ksplit + "'" + (run.staged ? " staged" : "");
+      const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
+                               (c.norm ? " norm" : "") + " kernel='" + kernel + "' ksplit='" + run.ksplit + "'";
       const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
       const Tensor x = Tensor::from_vector(randn(c.M * c.K, 31, c.xscale), {c.M, c.K});
       const Tensor g = Tensor::from_vector(randn(c.K, 32, 1.f), {c.K});
@@ -824,7 +815,6 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
       EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), has_i8 ? kname.c_str() : "stream") << what;
       EXPECT_EQ(webgpu::last_qmatvec_fused_norm_for_testing(), c.norm) << what;
-      EXPECT_EQ(webgpu::last_qmatvec_wstage_for_testing(), run.staged && has_i8) << what;
       if (!has_i8) {
         expect_matches_cpu(got, want, c.K, what);
         continue;
@@ -833,7 +823,6 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     }
   }
   unsetenv("WGT_QMATVEC_KSPLIT");
-  unsetenv("WGT_QMATVEC_WLOAD");
   // The automatic shape (i8x2, 8 warps, ROWS 8 by default): ROWS halves down to 4, then KSPLIT
   // doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; set knobs
   // are kept.

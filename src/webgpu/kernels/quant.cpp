@@ -227,8 +227,6 @@ thread_local bool g_last_matvec_add = false;
 thread_local bool g_last_matvec_silu = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
-// Whether it staged the weights through workgroup memory (WGT_QMATVEC_WLOAD=staged; test hook).
-thread_local bool g_last_matvec_wstage = false;
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -376,37 +374,14 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
 // 16) fits the workgroup memory
 // next to the common reduction array (ROWS + NORM sums per invocation) and, with NORM, the
 // ssq re-spread array.
-uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, bool x2, uint64_t wstage_bytes = 0) {
+uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, bool x2) {
   const uint64_t wg = uint64_t{warps} * kStreamLanes;
-  const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4) + wstage_bytes;
+  const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
   const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
   for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size
     if (fixed + kc * (x2 ? 2 : 1) + kc / 16 * 8 <= limit) return kc;
-  return 0;
-}
-uint32_t i8_chunk_or_throw(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, bool x2) {
-  if (const uint32_t kc = i8_chunk(ctx, rows, warps, norm, x2)) return kc;
   throw_error(ErrorKind::Unsupported, "qmatmul_t",
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
-}
-
-// Units per block of the formats' i8 parts (their I8_PARTS; a warp's trip is 32 units).
-uint32_t i8_parts(QType t) { return t == QType::Q4_K ? 4 : t == QType::Q6_K ? 8 : 1; }
-// Workgroup bytes of the i8 weight staging (q_mv_stream_i8's WSTAGE: per warp, ROWS spans of
-// SPAN4 16-byte words).
-uint64_t i8_wstage_bytes(QType t, uint32_t rows, uint32_t warps) {
-  const uint64_t span4 = (uint64_t{kStreamLanes} / i8_parts(t) * qtype_info(t).block_bytes + 15) / 16 + 1;
-  return uint64_t{warps} * rows * span4 * 16;
-}
-// How the i8 kernels read the weights: WGT_QMATVEC_WLOAD=direct (each lane loads its blocks'
-// words itself) or staged (each warp copies its trip's bytes into workgroup memory with 16-byte
-// loads first; q_mv_stream_i8's WSTAGE). Staged needs the weights' bytes a multiple of 16 and
-// the staging to fit next to the x codes; where it does not, the direct loads run.
-bool i8_wload_staged() {
-  const char* v = std::getenv("WGT_QMATVEC_WLOAD");
-  if (!v || !*v || std::strcmp(v, "direct") == 0) return false;
-  if (std::strcmp(v, "staged") == 0) return true;
-  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_WLOAD='") + v + "'; use staged or direct");
 }
 
 // The x-stationary matvec (q_mv_xstat[_sg]). A step is 32 / SLOTS blocks = 512 elements in
@@ -524,7 +499,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   g_last_matvec_norm = false;
   g_last_matvec_add = false;
   g_last_matvec_silu = false;
-  g_last_matvec_wstage = false;
   if (want != MatvecKernel::Items) {
     // The subgroup variant needs every subgroup inside one 32-lane row group.
     const uint32_t sg_max = ctx.limits().subgroup_max_size;
@@ -549,20 +523,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     g_last_matvec_split = {rows, ksplit};
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
-    // The i8 weight staging where asked for, the weights' bytes allow it and it fits (ROWS
-    // halving until it does, unless WGT_QMATVEC_ROWS is set).
-    bool wstage = i8 && i8_wload_staged() && (uint64_t{p.n} * p.row_bytes) % 16 == 0;
-    if (wstage) {
-      const char* rv = std::getenv("WGT_QMATVEC_ROWS");
-      const bool rows_set = rv && *rv;
-      while (!i8_chunk(ctx, rows, warps, fuse_norm, x2, i8_wstage_bytes(t, rows, warps)) && !rows_set && rows > 1) rows /= 2;
-      wstage = i8_chunk(ctx, rows, warps, fuse_norm, x2, i8_wstage_bytes(t, rows, warps)) != 0;
-      g_last_matvec_split = {rows, ksplit};
-    }
-    const uint32_t i8_kc = !i8 ? 0
-                           : wstage ? i8_chunk(ctx, rows, warps, fuse_norm, x2, i8_wstage_bytes(t, rows, warps))
-                                    : i8_chunk_or_throw(ctx, rows, warps, fuse_norm, x2);
-    g_last_matvec_wstage = wstage;
+    const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
     // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     // g (the norm weight) or up as vec4: contiguous from a multiple of 4 elements. Declared
@@ -590,7 +551,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
-                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{wstage} << 13 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
@@ -615,15 +576,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
         v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
         v.defines.push_back({"KC", std::to_string(i8_kc)});
         v.defines.push_back({"X2", x2 ? "true" : "false"});
-        v.defines.push_back({"WSTAGE", wstage ? "true" : "false"});
-        v.defines.push_back(
-            {"W_DECL", wstage ? "@group(0) @binding(1) var<storage, read> wv: array<vec4<u32>>;\n"
-                                "var<workgroup> w: array<u32, WARPS * ROWS * SPAN4 * 4u>;\n"
-                                "fn wload4(i: u32) -> vec4<u32> { return wv[i]; }\n"
-                                "fn wstore(i: u32, v: u32) { w[i] = v; }"
-                              : "@group(0) @binding(1) var<storage, read> w: array<u32>;\n"
-                                "fn wload4(i: u32) -> vec4<u32> { return vec4<u32>(); }\n"
-                                "fn wstore(i: u32, v: u32) {}"});
         v.defines.push_back({"UNROLL", "1"});
       } else if (staged.ok) {
         v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
@@ -700,7 +652,6 @@ bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
 bool last_qmatvec_fused_add_for_testing() { return g_last_matvec_add; }
 bool last_qmatvec_fused_silu_for_testing() { return g_last_matvec_silu; }
-bool last_qmatvec_wstage_for_testing() { return g_last_matvec_wstage; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);

@@ -24,27 +24,7 @@
 // dots of a group combine in the integer domain (254 * dot(c, q1) + dot(c, q2), at most
 // 16 * 127 * 127 * 255 in magnitude) before one conversion and one scale, d / 254.
 // Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
-// WSTAGE (WGT_QMATVEC_WLOAD=staged): the weight bytes a warp decodes in a loop trip (32 units
-// of each of its ROWS rows) are first copied into workgroup memory with 16-byte loads,
-// consecutive lanes on consecutive words (one warp-wide load covers 512 contiguous bytes), and
-// the format's i8_dot reads that copy (`w`, here a workgroup array) at the same offsets modulo
-// 16. Why: with direct loads each lane reads its block as scalar words; a warp-wide word load
-// then spans 32 blocks (576 bytes of Q4_0, 1088 of Q8_0) and costs the L1 one pass per
-// 128-byte line, about 9 passes per Q8_0 word: the H200 timed the kernel at 11.1 us for Q8_0
-// 14336 x 4096 with every row reading row 0 from the caches, i.e. bound by L1 passes, not
-// DRAM. Staged, the same bytes cost one pass per 128 bytes to load and to store, and the
-// lanes' reads from workgroup memory (banked by word, not by line) at most 2-4 passes each.
-// W_DECL declares `w` and fn wload4(vec4 index) / wstore(word index, word): staged, `w` is the
-// staging array and wload4 reads the weights bound as vec4 at binding 1; direct, `w` is the
-// global array<u32> at binding 1 and the two are never called. Staging needs the weights'
-// bytes a multiple of 16 (launcher).
-{{W_DECL}}
-const WSTAGE: bool = {{WSTAGE}};
-// Blocks per trip of a warp and the vec4s a row's part of a trip can touch (its span plus one
-// for a start that is not 16-byte aligned).
-const TRIPB: u32 = LANES / I8_PARTS;
-const SPAN4: u32 = (TRIPB * Q_BLOCK_BYTES + 15u) / 16u + 1u;
-const WLOADS: u32 = (ROWS * SPAN4 + LANES - 1u) / LANES;  // vec4 loads per lane and trip
+@group(0) @binding(1) var<storage, read> w: array<u32>;
 
 const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
@@ -124,38 +104,6 @@ fn xdot8(c0: u32, c1: u32, g: u32, hi: bool) -> f32 {
 // Sum of x group g as represented (for the formats' zero points and mins).
 fn xsum(g: u32) -> f32 { return xd[g].y; }
 
-// WSTAGE: first vec4 of row r's bytes of the trip starting at block bf (absolute).
-fn span_lo(ro: u32, bf: u32) -> u32 { return (ro + bf * Q_BLOCK_BYTES) / 16u; }
-// WSTAGE: issues this lane's loads of the warp's trip (blocks bf .. bf + nb - 1 of rows
-// ro[0 .. cnt - 1]): flat index j = lane + LANES * i over ROWS * SPAN4 vec4s, row j / SPAN4.
-fn wfetch(ro: ptr<function, array<u32, ROWS>>, cnt: u32, bf: u32, nb: u32, lane: u32) -> array<vec4<u32>, WLOADS> {
-  var v: array<vec4<u32>, WLOADS>;
-  for (var i = 0u; i < WLOADS; i = i + 1u) {
-    let j = lane + LANES * i;
-    let r = min(j / SPAN4, ROWS - 1u);
-    let lo = span_lo((*ro)[r], bf);
-    let hi = ((*ro)[r] + (bf + nb) * Q_BLOCK_BYTES + 15u) / 16u;
-    if (j / SPAN4 < cnt && lo + j % SPAN4 < hi) { v[i] = wload4(lo + j % SPAN4); }
-  }
-  return v;
-}
-// WSTAGE: stores the fetched words into the warp's staging area. Lane j's 4 words go to
-// consecutive banks; storing component (c + j / 8) % 4 in step c spreads the 32 lanes of a
-// step over all 32 banks (the plain order would hit each bank 4 times).
-fn wput(v: ptr<function, array<vec4<u32>, WLOADS>>, warp: u32, lane: u32) {
-  for (var i = 0u; i < WLOADS; i = i + 1u) {
-    let j = lane + LANES * i;
-    if (j < ROWS * SPAN4) {
-      let o = (warp * ROWS * SPAN4 + j) * 4u;
-      let q = (*v)[i];
-      for (var c = 0u; c < 4u; c = c + 1u) {
-        let e = (c + lane / 8u) % 4u;
-        wstore(o + e, q[e]);
-      }
-    }
-  }
-}
-
 fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
   var ro: array<u32, ROWS>;
@@ -163,44 +111,18 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
   for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = min(n0 + r, last) * params.row_bytes; }
   let x4 = m * (params.k / 4u);
   let lid = warp * LANES + lane;
-  var v: array<vec4<u32>, WLOADS>;
-  // Every invocation runs the same chunk and trip loops (they depend on K only) and reaches
-  // each barrier. Trip t of a warp covers the chunk's units (t * KSPLIT + warp % KSPLIT) * 32 ..
-  // + 31, one per lane (a unit: block u / I8_PARTS of the chunk, part u % I8_PARTS).
+  // Every invocation runs the same chunk loop (it depends on K only) and reaches each barrier.
   for (var k0 = 0u; k0 < params.k; k0 = k0 + KC) {
     let kn = min(KC, params.k - k0);
-    let units = kn / QK * I8_PARTS;
-    let trips = (units + LANES * KSPLIT - 1u) / (LANES * KSPLIT);
-    let b0 = k0 / QK;
-    workgroupBarrier();  // the previous chunk's codes (and staged weights) are no longer read
+    workgroupBarrier();  // the previous chunk's codes are no longer read
     for (var gi = lid; gi < kn / 16u; gi = gi + WG) { stage_group(x4, k0, gi); }
-    if (WSTAGE) {
-      let u0 = (warp % KSPLIT) * LANES;
-      v = wfetch(&ro, cnt, b0 + u0 / I8_PARTS, (min(u0 + LANES, max(units, u0)) - u0) / I8_PARTS, lane);
-      wput(&v, warp, lane);
-    }
     workgroupBarrier();
-    for (var t = 0u; t < trips; t = t + 1u) {
-      let u0 = (t * KSPLIT + warp % KSPLIT) * LANES;
-      let more = t + 1u < trips;  // uniform
-      if (WSTAGE && more) {  // the next trip's loads in flight while this one is decoded
-        let u1 = u0 + LANES * KSPLIT;
-        v = wfetch(&ro, cnt, b0 + u1 / I8_PARTS, (min(u1 + LANES, max(units, u1)) - u1) / I8_PARTS, lane);
-      }
-      let u = u0 + lane;
-      if (cnt > 0u && u < units) {
+    if (cnt > 0u) {
+      let b0 = k0 / QK;
+      for (var u = lane + LANES * (warp % KSPLIT); u < kn / QK * I8_PARTS; u = u + LANES * KSPLIT) {
         let b = u / I8_PARTS;
         let bo = (b0 + b) * Q_BLOCK_BYTES;
-        for (var r = 0u; r < ROWS; r = r + 1u) {
-          var blk = ro[r] + bo;
-          if (WSTAGE) { blk = (warp * ROWS + r) * SPAN4 * 16u + blk - span_lo(ro[r], b0 + u0 / I8_PARTS) * 16u; }
-          acc[r] = acc[r] + i8_dot(blk, b, u % I8_PARTS);
-        }
-      }
-      if (WSTAGE && more) {
-        workgroupBarrier();  // this trip's bytes are no longer read
-        wput(&v, warp, lane);
-        workgroupBarrier();
+        for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = acc[r] + i8_dot(ro[r] + bo, b, u % I8_PARTS); }
       }
     }
   }
