@@ -3,6 +3,9 @@
 // the 16 code bytes realigned branch-free). Low nibbles are elements 0..15, high nibbles
 // 16..31, i.e. x groups 2b and 2b + 1; the zero point 8 enters through the groups' code sums:
 // d * (sum q*x - 8 * sum x), x as represented by its 8-bit terms (xdot, xsum).
+// The weights as words (binding 1), read by the q_bytes helpers.
+@group(0) @binding(1) var<storage, read> w: array<u32>;
+fn wword(i: u32) -> u32 { return w[i]; }
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;

@@ -1,6 +1,9 @@
 // Q8_0 part of the 8-bit-x streaming matvec (q_mv_stream_i8): one lane per 34-byte block,
 // read as the 9 words from its first byte's word on (d in the low or high half of the first,
 // the 32 int8 codes realigned branch-free): d * sum q*x over x groups 2b, 2b + 1.
+// The weights as words (binding 1), read by the q_bytes helpers.
+@group(0) @binding(1) var<storage, read> w: array<u32>;
+fn wword(i: u32) -> u32 { return w[i]; }
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;

@@ -24,7 +24,7 @@
 // dots of a group combine in the integer domain (254 * dot(c, q1) + dot(c, q2), at most
 // 16 * 127 * 127 * 255 in magnitude) before one conversion and one scale, d / 254.
 // Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
-@group(0) @binding(1) var<storage, read> w: array<u32>;
+// The weights' binding (1) is declared by the format's part, with fn wword(word index) -> u32.
 
 const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
@@ -125,7 +125,7 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32, prev_m: u32) -
       let u = lane + LANES * (warp % KSPLIT) + t * LANES * KSPLIT;
       if (u < units) {
         let o = u / I8_PARTS * Q_BLOCK_BYTES + (u % I8_PARTS) * span;
-        for (var r = 0u; r < ROWS; r = r + 1u) { touched = touched ^ w[(ro[r] + o) >> 2u] ^ w[(ro[r] + o + span - 1u) >> 2u]; }
+        for (var r = 0u; r < ROWS; r = r + 1u) { touched = touched ^ wword((ro[r] + o) >> 2u) ^ wword((ro[r] + o + span - 1u) >> 2u); }
       }
     }
   }
