@@ -89,8 +89,6 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_UNROLL");
     unsetenv("WGT_QMATVEC_WARPS");
     unsetenv("WGT_QMATVEC_KSPLIT");
-    unsetenv("WGT_QMATVEC_PASSES");
-    unsetenv("WGT_QMATVEC_PREFETCH");
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     unsetenv("WGT_QMATVEC_XSTAT_ROWS");
     unsetenv("WGT_QMATVEC_XSTAT_BATCH");
@@ -784,19 +782,13 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
 // i8x2 (the default, also run with WGT_QMATVEC_KERNEL unset) holds x as two 8-bit terms, the
 // second quantizing the first's residual (at most amax / 254): its bound is that of i8 / 254.
 // Each i8 kernel also runs with its rows' trips split over several warps (WGT_QMATVEC_KSPLIT;
-// 8 = every warp of the workgroup on the same rows), with several row groups per workgroup
-// (WGT_QMATVEC_PASSES: the x codes staged once per workgroup where K fits one chunk, also
-// across the x rows of M > 1) and with weight words loaded ahead of the x staging
-// (WGT_QMATVEC_PREFETCH).
+// 8 = every warp of the workgroup on the same rows).
 TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   const Device d = Device::webgpu();
-  struct Run { const char* kernel; const char* ksplit; const char* passes; const char* prefetch; };
-  for (const Run run : {Run{"i8", "", "", ""}, Run{"i8", "4", "", ""}, Run{"i8x2", "", "", ""}, Run{"i8x2", "8", "", ""},
-                        Run{"", "", "", ""}, Run{"i8", "", "3", "2"}, Run{"i8x2", "2", "5", "1"}}) {
+  struct Run { const char* kernel; const char* ksplit; };
+  for (const Run run : {Run{"i8", ""}, Run{"i8", "4"}, Run{"i8x2", ""}, Run{"i8x2", "8"}, Run{"", ""}}) {
   const char* kernel = run.kernel;
   if (*run.ksplit) setenv("WGT_QMATVEC_KSPLIT", run.ksplit, 1); else unsetenv("WGT_QMATVEC_KSPLIT");
-  setenv("WGT_QMATVEC_PASSES", *run.passes ? run.passes : "1", 1);
-  setenv("WGT_QMATVEC_PREFETCH", *run.prefetch ? run.prefetch : "0", 1);
   const std::string kname = *kernel ? kernel : "i8x2";
   const double per_amax = kname == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
   if (*kernel) setenv("WGT_QMATVEC_KERNEL", kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
@@ -812,8 +804,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
       setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
       const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
-                               (c.norm ? " norm" : "") + " kernel='" + kernel + "' ksplit='" + run.ksplit + "' passes='" +
-                               run.passes + "' prefetch='" + run.prefetch + "'";
+                               (c.norm ? " norm" : "") + " kernel='" + kernel + "' ksplit='" + run.ksplit + "'";
       const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
       const Tensor x = Tensor::from_vector(randn(c.M * c.K, 31, c.xscale), {c.M, c.K});
       const Tensor g = Tensor::from_vector(randn(c.K, 32, 1.f), {c.K});
@@ -832,8 +823,6 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     }
   }
   unsetenv("WGT_QMATVEC_KSPLIT");
-  unsetenv("WGT_QMATVEC_PASSES");
-  unsetenv("WGT_QMATVEC_PREFETCH");
   // The automatic shape (i8x2, 8 warps, ROWS 8 by default): ROWS halves down to 4, then KSPLIT
   // doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; set knobs
   // are kept.

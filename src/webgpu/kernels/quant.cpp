@@ -384,10 +384,6 @@ uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, 
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
 }
 
-// Trips of weight words the i8 kernels load before staging x (q_mv_stream_i8's PREFETCH), so
-// that their DRAM reads overlap the staging. WGT_QMATVEC_PREFETCH=0..8.
-uint32_t i8_prefetch() { return env_knob("WGT_QMATVEC_PREFETCH", 0, 0, 8); }
-
 // The x-stationary matvec (q_mv_xstat[_sg]). A step is 32 / SLOTS blocks = 512 elements in
 // every format, so a row of K has ceil(K / 512) steps: K = 4096 -> 8, 11008 -> 22 (the last
 // half), 14336 -> 28. Each warp holds the x slices of at most kXstatMaxSteps steps in
@@ -528,8 +524,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
     const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
-    const uint32_t prefetch = i8 ? i8_prefetch() : 0;
-    const uint32_t passes = i8 ? env_knob("WGT_QMATVEC_PASSES", 1, 1, 16) : 1;
     // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     // g (the norm weight) or up as vec4: contiguous from a multiple of 4 elements. Declared
@@ -559,7 +553,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
                            uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
-                       i8_kc | uint64_t{prefetch} << 16 | uint64_t{passes} << 24};
+                       i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
       ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
                       {{"QCONST", quant::wgsl_block_constants(t)},
@@ -567,7 +561,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                        {"ROWS", std::to_string(rows)},
                        {"WARPS", std::to_string(warps)},
                        {"KSPLIT", std::to_string(ksplit)},
-                       {"PASSES", std::to_string(passes)},
                        {"NORM", fuse_norm ? "true" : "false"},
                        {"SILU", fuse_silu ? "true" : "false"},
                        {"ADD", fuse_add ? "true" : "false"},
@@ -583,7 +576,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
         v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
         v.defines.push_back({"KC", std::to_string(i8_kc)});
         v.defines.push_back({"X2", x2 ? "true" : "false"});
-        v.defines.push_back({"PREFETCH", std::to_string(prefetch)});
         v.defines.push_back({"UNROLL", "1"});
       } else if (staged.ok) {
         v.defines.push_back({"SOURCE", "q_mv_stream_staged"});
@@ -599,8 +591,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
         matvec_kernel_name(i8_kc ? want : staged.ok ? MatvecKernel::Staged : MatvecKernel::Stream);
     // one workgroup per (x row, group of warps * rows weight rows)
     const uint64_t group_rows = uint64_t{warps} / ksplit * rows;
-    const uint64_t groups = uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows);
-    auto [gx, gy] = ctx.grid((groups + passes - 1) / passes);
+    auto [gx, gy] = ctx.grid(uint64_t{p.m} * ((uint64_t{p.n} + group_rows - 1) / group_rows));
     d.groups_x = gx;
     d.groups_y = gy;
     ctx.dispatch(d);

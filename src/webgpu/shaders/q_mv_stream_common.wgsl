@@ -14,8 +14,7 @@
 // Where the weight bytes come from is the SOURCE part: q_mv_stream_direct (lanes read the
 // global `w: array<u32>` themselves) or q_mv_stream_staged (each warp copies its rows' bytes
 // of a loop trip into workgroup memory with vec4 loads first). Both declare `w` (the array
-// the q_bytes helpers and lane_dot read) and fn warp_partials(m, n0, cnt, lane, warp, prev_m) (prev_m: the x row of the
-// workgroup's previous pass, params.m in the first; the i8 source reuses its x codes), which
+// the q_bytes helpers and lane_dot read) and fn warp_partials(m, n0, cnt, lane, warp), which
 // every invocation of the workgroup calls (cnt == 0 for a warp without rows), so that the
 // staged variant's barriers sit in uniform control flow.
 // Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), KSPLIT (warps per set of
@@ -101,17 +100,13 @@ fn out_scale(sq: f32) -> f32 {
 
 #include "{{LANE}}"
 
-// PASSES (the i8 sources; 1 for the others): row groups per workgroup, run one after the
-// other, so that a workgroup's x staging serves PASSES groups where K fits one chunk.
-const PASSES: u32 = {{PASSES}}u;
-// Linear index of pass p's row group of workgroup wid (PASSES consecutive groups each).
-fn group_index(wid: vec3<u32>, nwg: vec3<u32>, p: u32) -> u32 { return (wid.x + wid.y * nwg.x) * PASSES + p; }
-// (m, first weight row) of row group gi; m == params.m for a group past the end.
+// (m, first weight row of the workgroup); m == params.m for a workgroup past the end.
 // Depends on the workgroup id only, so branches on it stay workgroup-uniform.
-fn row_group(gi: u32) -> vec2<u32> {
+fn row_group(wid: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
   let groups_per_m = (params.n + GROUP_ROWS - 1u) / GROUP_ROWS;
-  if (gi >= params.m * groups_per_m) { return vec2<u32>(params.m, 0u); }
-  return vec2<u32>(gi / groups_per_m, (gi % groups_per_m) * GROUP_ROWS);
+  let g = wid.x + wid.y * nwg.x;
+  if (g >= params.m * groups_per_m) { return vec2<u32>(params.m, 0u); }
+  return vec2<u32>(g / groups_per_m, (g % groups_per_m) * GROUP_ROWS);
 }
 
 // Rows n0 .. n0 + cnt - 1 (cnt in 1..ROWS) that this warp owns.

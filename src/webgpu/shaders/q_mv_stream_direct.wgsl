@@ -16,7 +16,7 @@ fn add_block(acc: ptr<function, array<f32, ROWS>>, ro: ptr<function, array<u32, 
 // cnt == 0). UNROLL blocks per trip of the main loop (a constant trip count the driver can
 // unroll), so each lane has UNROLL * ROWS independent sets of weight loads in flight; the
 // tail takes the rest one block at a time.
-fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32, prev_m: u32) -> array<f32, ROWS> {
+fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
   if (cnt == 0u) { return acc; }  // a warp past the last row: no barriers here to join
   let nb = params.k / QK;

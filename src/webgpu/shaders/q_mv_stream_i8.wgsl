@@ -30,12 +30,6 @@ const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
 const KG: u32 = KC / 16u;
 const X2: bool = {{X2}};
-// PREFETCH (WGT_QMATVEC_PREFETCH): before the first chunk's x staging, each lane loads the
-// first and last word of its units of this many trips of each row, so that the DRAM reads of
-// those weight bytes overlap the staging instead of starting after its barrier; i8_dot then
-// finds them in the caches. The loaded words feed a test that is always false at run time
-// (params.m is never 0) but that the compiler cannot remove, placed after that barrier.
-const PREFETCH: u32 = {{PREFETCH}}u;
 var<workgroup> xq: array<vec4<u32>, KG>;   // 16 int8 codes per group, 4 per word
 var<workgroup> xq2: array<vec4<u32>, select(1u, KG, X2)>;  // X2: codes of the residual
 // Per group: (scale of the group's integer dot: d, or d / 254 with X2; sum of the group's x as
@@ -110,38 +104,19 @@ fn xdot8(c0: u32, c1: u32, g: u32, hi: bool) -> f32 {
 // Sum of x group g as represented (for the formats' zero points and mins).
 fn xsum(g: u32) -> f32 { return xd[g].y; }
 
-fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32, prev_m: u32) -> array<f32, ROWS> {
+fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
   var ro: array<u32, ROWS>;
   let last = n0 + max(cnt, 1u) - 1u;
   for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = min(n0 + r, last) * params.row_bytes; }
   let x4 = m * (params.k / 4u);
   let lid = warp * LANES + lane;
-  var touched = 0u;
-  if (PREFETCH > 0u && cnt > 0u) {
-    let span = Q_BLOCK_BYTES / I8_PARTS;  // a unit's share of its block's bytes (rounded down)
-    let units = min(params.k, KC) / QK * I8_PARTS;
-    for (var t = 0u; t < PREFETCH; t = t + 1u) {
-      let u = lane + LANES * (warp % KSPLIT) + t * LANES * KSPLIT;
-      if (u < units) {
-        let o = u / I8_PARTS * Q_BLOCK_BYTES + (u % I8_PARTS) * span;
-        for (var r = 0u; r < ROWS; r = r + 1u) { touched = touched ^ wword((ro[r] + o) >> 2u) ^ wword((ro[r] + o + span - 1u) >> 2u); }
-      }
-    }
-  }
   // Every invocation runs the same chunk loop (it depends on K only) and reaches each barrier.
-  // With PASSES > 1 and K within one chunk, a later pass on the same x row finds its codes
-  // (and, with NORM, the whole row's sum of squares in every lane) from the first.
-  let reuse = params.k <= KC && prev_m == m;  // uniform
-  if (!reuse) { ssq = 0.0; }  // NORM: a previous pass's sum is of another row or re-summed
   for (var k0 = 0u; k0 < params.k; k0 = k0 + KC) {
     let kn = min(KC, params.k - k0);
-    if (!reuse) {
-      workgroupBarrier();  // the previous chunk's codes are no longer read
-      for (var gi = lid; gi < kn / 16u; gi = gi + WG) { stage_group(x4, k0, gi); }
-      workgroupBarrier();
-    }
-    if (PREFETCH > 0u && k0 == 0u && touched == 0x9E3779B9u && params.m == 0u) { acc[0] = acc[0] + 1.0; }
+    workgroupBarrier();  // the previous chunk's codes are no longer read
+    for (var gi = lid; gi < kn / 16u; gi = gi + WG) { stage_group(x4, k0, gi); }
+    workgroupBarrier();
     if (cnt > 0u) {
       let b0 = k0 / QK;
       for (var u = lane + LANES * (warp % KSPLIT); u < kn / QK * I8_PARTS; u = u + LANES * KSPLIT) {
@@ -151,7 +126,7 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32, prev_m: u32) -
       }
     }
   }
-  if (NORM && !reuse) {  // lane l of every warp ends with the ssq of the invocations l, l + 32, ...
+  if (NORM) {  // lane l of every warp ends with the ssq of the invocations l, l + 32, ...
     workgroupBarrier();
     nred[lid] = ssq;
     workgroupBarrier();

@@ -65,7 +65,7 @@ fn put(v: ptr<function, array<vec4<u32>, LOADS>>, buf: u32, warp: u32, lane: u32
 
 // This lane's parts of the dot products of rows n0 .. n0 + cnt - 1 with x row m (zeros when
 // cnt == 0). Rows past cnt decode stale staging words; their sums are never stored.
-fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32, prev_m: u32) -> array<f32, ROWS> {
+fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   let nb = params.k / QK;
   let row4 = params.row_bytes / 16u;
   var ro4: array<u32, ROWS>;
