@@ -26,10 +26,8 @@ class WebGPUBuffer final : public DeviceBuffer {
   size_t nbytes() const override { return nbytes_; }
   size_t capacity() const { return capacity_; }
   api::Buffer handle() const { return buf_; }
-  // Size bound to shaders: the requested bytes rounded up to 16 (at least 16; the capacity, a
-  // size class, is a multiple of 16 that holds it), so a shader reading the buffer as 16-byte
-  // words can address its last bytes (the quantized matvec's q_vec4).
-  uint64_t bound_size() const { return nbytes_ < 16 ? 16 : (nbytes_ + 15) & ~size_t{15}; }
+  // Size bound to shaders: the requested bytes rounded up to 4 (at least 4).
+  uint64_t bound_size() const { return nbytes_ < 4 ? 4 : (nbytes_ + 3) & ~size_t{3}; }
   uint64_t last_batch = 0;  // serial of the last open batch that referenced it
 
  private:

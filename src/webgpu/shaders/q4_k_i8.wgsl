@@ -4,10 +4,13 @@
 // Per row: the 32 code bytes, the three scale words (both sub-blocks' scales and mins decoded
 // at once) and the d/dmin word;
 // y = d * (sc0 * sum q*x + sc1 * ...) - dmin * (mn0 * sum x + mn1 * ...) over each sub-block.
-// The 144-byte blocks are whole 16-byte words (q_vec4), so a part takes three 16-byte loads:
-// the block's header (d and dmin in .x, the 12 scale bytes in .yzw) and its 32 code bytes
-// (instead of 12 word loads).
-#include "q_vec4"
+// The 144-byte blocks are whole 16-byte words, so the weights are bound as vec4 and a part
+// takes three 16-byte loads: the block's header (d and dmin in .x, the 12 scale bytes in .yzw)
+// and its 32 code bytes. Why: scalar word loads spread over the 8 blocks a warp step covers
+// cost the L1 one pass per 128-byte line each; 3 wide loads replace 12 narrow ones.
+@group(0) @binding(1) var<storage, read> wv: array<vec4<u32>>;
+var<private> w: array<u32, 1>;  // the q_bytes helpers compile against it; never read here
+fn wword(i: u32) -> u32 { return wv[i >> 2u][i & 3u]; }
 const I8_PARTS: u32 = 4u;
 const_assert Q_BLOCK_BYTES % 16u == 0u && Q_OFF_QS % 16u == 0u;
 const_assert Q_OFF_D == 0u && Q_OFF_DMIN == 2u && Q_OFF_SCALES == 4u && QK == 256u;

@@ -24,8 +24,7 @@
 // dots of a group combine in the integer domain (254 * dot(c, q1) + dot(c, q2), at most
 // 16 * 127 * 127 * 255 in magnitude) before one conversion and one scale, d / 254.
 // Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
-// The weights' binding (1) is declared by the format's part (words `w`, or 16-byte words in
-// q_vec4).
+// The weights' binding (1) is declared by the format's part, with fn wword(word index) -> u32.
 
 const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
