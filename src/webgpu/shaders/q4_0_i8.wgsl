@@ -5,7 +5,6 @@
 // d * (sum q*x - 8 * sum x), x as represented by its 8-bit terms (xdot, xsum).
 // The weights as words (binding 1), read by the q_bytes helpers.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
-fn wword(i: u32) -> u32 { return w[i]; }
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;

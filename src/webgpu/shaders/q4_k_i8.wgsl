@@ -10,7 +10,6 @@
 // cost the L1 one pass per 128-byte line each; 3 wide loads replace 12 narrow ones.
 @group(0) @binding(1) var<storage, read> wv: array<vec4<u32>>;
 var<private> w: array<u32, 1>;  // the q_bytes helpers compile against it; never read here
-fn wword(i: u32) -> u32 { return wv[i >> 2u][i & 3u]; }
 const I8_PARTS: u32 = 4u;
 const_assert Q_BLOCK_BYTES % 16u == 0u && Q_OFF_QS % 16u == 0u;
 const_assert Q_OFF_D == 0u && Q_OFF_DMIN == 2u && Q_OFF_SCALES == 4u && QK == 256u;

@@ -9,7 +9,6 @@
 // other block: branch-free reads (q_bytes).
 // The weights as words (binding 1), read by the q_bytes helpers.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
-fn wword(i: u32) -> u32 { return w[i]; }
 const I8_PARTS: u32 = 8u;
 const_assert Q_ZERO == 32u && Q_SUB == 16u && QK == 256u;
 

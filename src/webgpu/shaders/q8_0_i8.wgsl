@@ -3,7 +3,6 @@
 // the 32 int8 codes realigned branch-free): d * sum q*x over x groups 2b, 2b + 1.
 // The weights as words (binding 1), read by the q_bytes helpers.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
-fn wword(i: u32) -> u32 { return w[i]; }
 const I8_PARTS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;

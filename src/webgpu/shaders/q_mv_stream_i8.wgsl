@@ -24,7 +24,8 @@
 // dots of a group combine in the integer domain (254 * dot(c, q1) + dot(c, q2), at most
 // 16 * 127 * 127 * 255 in magnitude) before one conversion and one scale, d / 254.
 // Defines (besides the common ones): KC (x elements staged per chunk, a multiple of QK), X2.
-// The weights' binding (1) is declared by the format's part, with fn wword(word index) -> u32.
+// The weights' binding (1) is declared by the format's part: `w: array<u32>`, or (Q4_K) the
+// 16-byte words `wv`.
 
 const KC: u32 = {{KC}}u;
 const_assert KC % QK == 0u && QK % 16u == 0u;
