@@ -20,9 +20,11 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt::bench {
@@ -39,6 +41,12 @@ struct Timing {
   int gpu_iters = 0;    // calls in the profiled run
   std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
   std::string gpu_why;  // why gpu_s was not measured
+  // What the timed wall-clock run did besides recording dispatches, per call (a wall time far
+  // above the batch GPU time has to come from somewhere: host waits on the device, transfers,
+  // evictions under the memory budget, CPU fallbacks): queue submissions, host waits
+  // (the run's two synchronize() calls excluded), bytes uploaded / downloaded, evictions,
+  // fallbacks; -1 where the counters were not available.
+  double submits = -1, host_waits = -1, up_bytes = -1, down_bytes = -1, evictions = -1, fallbacks = -1;
   bool has_gpu() const { return gpu_s >= 0; }
 };
 
@@ -84,6 +92,15 @@ inline double run_wall(const std::function<void()>& fn, int n, double* host = nu
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The WebGPU device's batching counters, or nothing when there is no such device.
+inline std::optional<WebGPUBatchStats> batch_stats() {
+  try {
+    return webgpu_batch_stats();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace detail
 
 // Times fn (which only enqueues work: the helper synchronizes around the runs).
@@ -109,7 +126,20 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   for (;;) {
     double host = 0, host_cpu = 0;
     if (host_profiling()) (void)host_profile_read(true);  // WGT_HOST_PROFILE=1: the timed run's stages only
+    const RuntimeStats rs0 = Runtime::get().stats();
+    const auto bs0 = detail::batch_stats();
     const double s = detail::run_wall(fn, n, &host, &host_cpu);
+    const RuntimeStats rs1 = Runtime::get().stats();
+    const auto bs1 = detail::batch_stats();
+    if (bs0 && bs1) {
+      t.submits = static_cast<double>(bs1->submits - bs0->submits) / n;
+      // run_wall's synchronize() before and after the calls wait at most once each
+      t.host_waits = std::max(0.0, static_cast<double>(bs1->host_waits - bs0->host_waits) - 2) / n;
+    }
+    t.up_bytes = static_cast<double>(rs1.bytes_uploaded - rs0.bytes_uploaded) / n;
+    t.down_bytes = static_cast<double>(rs1.bytes_downloaded - rs0.bytes_downloaded) / n;
+    t.evictions = static_cast<double>(rs1.evictions - rs0.evictions) / n;
+    t.fallbacks = static_cast<double>(rs1.fallbacks - rs0.fallbacks) / n;
     if (host_profiling()) std::fprintf(stderr, "timed run of %d calls: %s", n, host_profile_report(true).c_str());
     t.iters = n;
     t.wall_s = s / n;
@@ -200,6 +230,9 @@ inline void print_gpu_note(const Timing& t) {
   else
     std::printf("  (wall: %d calls, host enqueue %.2f us/call (%.2f us of thread CPU); gpu column empty: %s)\n", t.iters,
                 t.host_s * 1e6, t.host_cpu_s * 1e6, t.gpu_why.c_str());
+  if (t.submits >= 0)
+    std::printf("  (timed run, per call: %.2f submissions, %.2f host waits, %.0f B uploaded, %.0f B downloaded, %.2f "
+                "evictions, %.2f fallbacks)\n", t.submits, t.host_waits, t.up_bytes, t.down_bytes, t.evictions, t.fallbacks);
 }
 
 }  // namespace wgt::bench
