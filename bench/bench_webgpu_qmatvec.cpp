@@ -12,7 +12,7 @@
 // ("wall"), and the GPU kernel time per call from timestamp queries ("gpu", empty without
 // timestamp-query). GB/s and TFLOP/s are given for both.
 // Sweep mode: WGT_BENCH_SWEEP="A; B; ..." where each of A, B is a space-separated list of
-// VAR=VALUE settings (e.g. "WGT_QMATVEC_PIPE=0; WGT_QMATVEC_PIPE=1 WGT_QMATVEC_ROWS=4"):
+// VAR=VALUE settings (e.g. "WGT_QMATVEC_KERNEL=i8x2; WGT_QMATVEC_KERNEL=i8 WGT_QMATVEC_ROWS=4"):
 // per format, each setting is applied in turn, its decode result checked against the CPU and
 // timed (one line each); the items kernel, prefill and the dense reference are skipped, and
 // every variable a setting named is restored afterwards.

@@ -13,8 +13,10 @@
 // memory WebGPU guarantees.
 // Where the weight bytes come from is the SOURCE part: q_mv_stream_direct (lanes read the
 // global `w: array<u32>` themselves) or q_mv_stream_staged (each warp copies its rows' bytes
-// of a loop trip into workgroup memory with vec4 loads first). Both declare `w` (the array
-// the q_bytes helpers and lane_dot read) and fn warp_partials(m, n0, cnt, lane, warp), which
+// of a loop trip into workgroup memory with vec4 loads first), both with f32 x, or
+// q_mv_stream_i8 (x quantized to 8 bits; there the format's i8 part declares the weights).
+// The first two declare `w` (the array the q_bytes helpers and lane_dot read); all three
+// declare fn warp_partials(m, n0, cnt, lane, warp), which
 // every invocation of the workgroup calls (cnt == 0 for a warp without rows), so that the
 // staged variant's barriers sit in uniform control flow.
 // Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), KSPLIT (warps per set of
