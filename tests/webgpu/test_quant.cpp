@@ -25,7 +25,6 @@ namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
-bool last_qmatvec_pair_for_testing();  // whether the i8 part took two blocks per unit
 bool last_qmatvec_fused_add_for_testing();
 bool last_qmatvec_fused_silu_for_testing();
 }
@@ -871,60 +870,6 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     const auto got = qmatmul_t(Tensor::from_vector(randn(K, 10, 1.f), {1, K}).to(d), w.to(d)).cpu().to_vector<float>();
     for (int64_t n = 0; n < N; ++n) EXPECT_EQ(std::isfinite(got[n]), n != bad) << qtype_name(t) << " n=" << n;
   }
-}
-
-// The paired i8 parts (Q4_0, Q8_0: two blocks per lane, fields at compile-time offsets) run
-// where a row holds an even number of blocks, the unpaired ones otherwise and with
-// WGT_QMATVEC_PAIR=0; both within the x-rounding bound, every pair position covered (K = 64:
-// one pair; 320: five; 4352: 68 pairs over two chunks of the default KC with i8x2's 8 rows), and
-// a NaN scale in either block of a pair stays in its row.
-TEST_F(QuantWebGPU, I8PairedBlocksWithinXRoundingBound) {
-  const Device d = Device::webgpu();
-  for (const char* kernel : {"i8", "i8x2"})
-    for (const char* pair_env : {"", "0", "1"}) {
-      setenv("WGT_QMATVEC_KERNEL", kernel, 1);
-      if (*pair_env) setenv("WGT_QMATVEC_PAIR", pair_env, 1); else unsetenv("WGT_QMATVEC_PAIR");
-      const double per_amax = std::string(kernel) == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
-      for (QType t : {QType::Q4_0, QType::Q8_0})
-        for (int64_t K : {64, 288, 320, 4352})
-          for (int64_t M : {1, 3}) {
-            const int64_t N = 13;
-            const bool want_pair = (K / 32) % 2 == 0 && std::string(pair_env) != "0";
-            const std::string what = std::string(qtype_name(t)) + " " + kernel + " PAIR='" + pair_env +
-                                     "' K=" + std::to_string(K) + " M=" + std::to_string(M);
-            const QTensor w = qrand(t, N, K, static_cast<uint32_t>(K + M));
-            const Tensor x = Tensor::from_vector(randn(M * K, 41, 2.f), {M, K});
-            const auto want = qmatmul_t(x, w).to_vector<float>();
-            const auto got = qmatmul_t(x.to(d), w.to(d)).cpu().to_vector<float>();
-            EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), kernel) << what;
-            EXPECT_EQ(webgpu::last_qmatvec_pair_for_testing(), want_pair) << what;
-            expect_within_i8_bound(got, want, w, x, per_amax, 1.001, what);
-          }
-    }
-  setenv("WGT_QMATVEC_PAIR", "2", 1);
-  try {
-    (void)qmatmul_t(Tensor::from_vector(randn(64, 3, 1.f), {1, 64}).to(d), qrand(QType::Q8_0, 5, 64, 4).to(d));
-    ADD_FAILURE() << "no error for WGT_QMATVEC_PAIR=2";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
-    EXPECT_NE(std::string(e.what()).find("WGT_QMATVEC_PAIR"), std::string::npos) << e.what();
-  }
-  unsetenv("WGT_QMATVEC_PAIR");
-  unsetenv("WGT_QMATVEC_KERNEL");
-  // A NaN scale in the first or the second block of a pair (row 2 of 5, K = 128: two pairs).
-  for (QType t : {QType::Q4_0, QType::Q8_0})
-    for (int64_t blk : {0, 1, 2, 3}) {
-      const int64_t N = 5, K = 128, bad = 2;
-      const QTensor clean = qrand(t, N, K, 79);
-      std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
-      const uint16_t nan_bits = 0x7E00;
-      const size_t row = raw.size() / N;
-      std::memcpy(raw.data() + bad * row + blk * qtype_info(t).block_bytes + d_offset(t), &nan_bits, 2);
-      const QTensor w = QTensor::from_bytes(t, N, K, raw.data(), raw.size());
-      const auto got = qmatmul_t(Tensor::from_vector(randn(K, 10, 1.f), {1, K}).to(d), w.to(d)).cpu().to_vector<float>();
-      EXPECT_TRUE(webgpu::last_qmatvec_pair_for_testing()) << qtype_name(t);
-      for (int64_t n = 0; n < N; ++n) EXPECT_EQ(std::isfinite(got[n]), n != bad) << qtype_name(t) << " block " << blk << " n=" << n;
-    }
 }
 
 TEST_F(QuantWebGPU, TypedErrors) {

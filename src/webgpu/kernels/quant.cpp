@@ -44,14 +44,11 @@ struct QKernels {
   const char* decode;
   const char* lane;
   const char* i8;  // the 8-bit-x matvec part (q*_i8), nullptr where the format has none
-  // The same with two blocks per unit (q*_i8p: compile-time field offsets in a word-aligned
-  // pair), for rows of an even block count; nullptr where the format has none.
-  const char* i8_pair = nullptr;
 };
 QKernels kernels_for(QType t) {
   switch (t) {
-    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8", "q8_0_i8p"};
-    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8", "q4_0_i8p"};
+    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8"};
+    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8"};
     case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane", nullptr};
     case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane", "q4_k_i8"};
     case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane", nullptr};
@@ -230,8 +227,6 @@ thread_local bool g_last_matvec_add = false;
 thread_local bool g_last_matvec_silu = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
-// Whether that launch ran an i8 part with two blocks per unit (test hook below).
-thread_local bool g_last_matvec_pair = false;
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -529,13 +524,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
     const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
-    // The paired i8 part where the format has one and a row holds an even number of blocks
-    // (then every pair starts on a word: rows are whole words, chunks whole pairs, i8_chunk's
-    // KC >= 256 a multiple of 2 * 32). WGT_QMATVEC_PAIR=0 keeps one block per unit (A/B runs).
-    const bool pair_on = env_knob("WGT_QMATVEC_PAIR", 1, 0, 1) != 0;
-    const bool pair = i8_kc && pair_on && kernels_for(t).i8_pair != nullptr &&
-                      (p.k / qtype_info(t).block_elems) % 2 == 0 && i8_kc % (2 * qtype_info(t).block_elems) == 0;
-    g_last_matvec_pair = pair;
     // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     // g (the norm weight) or up as vec4: contiguous from a multiple of 4 elements. Declared
@@ -563,13 +551,13 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
-                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{pair} << 13 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
       ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
                       {{"QCONST", quant::wgsl_block_constants(t)},
-                       {"LANE", pair ? kernels_for(t).i8_pair : i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
+                       {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
                        {"ROWS", std::to_string(rows)},
                        {"WARPS", std::to_string(warps)},
                        {"KSPLIT", std::to_string(ksplit)},
@@ -662,7 +650,6 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
-bool last_qmatvec_pair_for_testing() { return g_last_matvec_pair; }
 bool last_qmatvec_fused_add_for_testing() { return g_last_matvec_add; }
 bool last_qmatvec_fused_silu_for_testing() { return g_last_matvec_silu; }
 

@@ -11,7 +11,6 @@
 @group(0) @binding(1) var<storage, read> wv: array<vec4<u32>>;
 var<private> w: array<u32, 1>;  // the q_bytes helpers compile against it; never read here
 const I8_PARTS: u32 = 4u;
-const I8_BLOCKS: u32 = 1u;
 const_assert Q_BLOCK_BYTES % 16u == 0u && Q_OFF_QS % 16u == 0u;
 const_assert Q_OFF_D == 0u && Q_OFF_DMIN == 2u && Q_OFF_SCALES == 4u && QK == 256u;
 

@@ -10,7 +10,6 @@
 // The weights as words (binding 1), read by the q_bytes helpers.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 const I8_PARTS: u32 = 8u;
-const I8_BLOCKS: u32 = 1u;
 const_assert Q_ZERO == 32u && Q_SUB == 16u && QK == 256u;
 
 // Four 6-bit codes (low nibbles lo, 2-bit high parts hi at bit 0 of each byte) as int8 q - 32.

@@ -4,7 +4,6 @@
 // The weights as words (binding 1), read by the q_bytes helpers.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 const I8_PARTS: u32 = 1u;
-const I8_BLOCKS: u32 = 1u;
 fn i8_dot(blk: u32, b: u32, part: u32) -> f32 {
   let i = blk >> 2u;
   let w0 = w[i];

@@ -12,11 +12,9 @@
 // every warp's lanes again hold the whole row's sum (what the common reduction expects).
 // The lanes then take the chunk's (block, part) units in turn (unit u = lane, lane + 32, ...;
 // with KSPLIT > 1 the KSPLIT warps of a row set take every KSPLIT-th trip of 32 units each;
-// a unit is one of I8_PARTS parts of I8_BLOCKS consecutive blocks, both set by the format
-// part) for each of their ROWS rows and call the format's i8_dot(byte offset of the unit's
-// first block, its index in the chunk, part); the x groups of chunk-local block b are
-// xq[b * QK / 16 ..]. With I8_BLOCKS = 2 the launcher guarantees an even block count per row
-// (units never straddle rows, and KC is a multiple of 2 * QK).
+// I8_PARTS parts per block, set by the format) for each of their ROWS rows and call the
+// format's i8_dot(block byte offset, block index in the chunk, part); the x groups of
+// chunk-local block b are xq[b * QK / 16 ..].
 // Accuracy: with one term x is rounded to 8 bits per 16-value group (error <= 1/254 of the
 // group's largest magnitude per value); docs/quantization.md gives the measured effect.
 // X2 (WGT_QMATVEC_KERNEL=i8x2, the default): x is held as two 8-bit terms, d * (q1 + q2 / 254),
@@ -30,7 +28,7 @@
 // 16-byte words `wv`.
 
 const KC: u32 = {{KC}}u;
-const_assert KC % (QK * I8_BLOCKS) == 0u && QK % 16u == 0u;
+const_assert KC % QK == 0u && QK % 16u == 0u;
 const KG: u32 = KC / 16u;
 const X2: bool = {{X2}};
 var<workgroup> xq: array<vec4<u32>, KG>;   // 16 int8 codes per group, 4 per word
@@ -122,8 +120,8 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
     workgroupBarrier();
     if (cnt > 0u) {
       let b0 = k0 / QK;
-      for (var u = lane + LANES * (warp % KSPLIT); u < kn / (QK * I8_BLOCKS) * I8_PARTS; u = u + LANES * KSPLIT) {
-        let b = u / I8_PARTS * I8_BLOCKS;
+      for (var u = lane + LANES * (warp % KSPLIT); u < kn / QK * I8_PARTS; u = u + LANES * KSPLIT) {
+        let b = u / I8_PARTS;
         let bo = (b0 + b) * Q_BLOCK_BYTES;
         for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = acc[r] + i8_dot(ro[r] + bo, b, u % I8_PARTS); }
       }
