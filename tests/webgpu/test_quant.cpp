@@ -25,7 +25,6 @@ namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
-bool last_qmatvec_coalesced_for_testing();  // whether the i8 kernel ran q_mv_stream_i8w
 bool last_qmatvec_fused_add_for_testing();
 bool last_qmatvec_fused_silu_for_testing();
 }
@@ -138,10 +137,8 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
   // quantizes): each x value moves by at most per_amax * max|x of its 16-group|, so
   // |got - want| <= sum_k |w[n, k]| * amax(group of k) * per_amax, times `slack`, plus the f32
   // summation tolerance of expect_matches_cpu.
-  // x_group: the values that share one x scale (16; 32 for Q8_0 in the coalesced i8 kernel).
   static void expect_within_i8_bound(const std::vector<float>& got, const std::vector<float>& want, const QTensor& w,
-                                     const Tensor& x, double per_amax, double slack, const std::string& what,
-                                     int64_t x_group = 16) {
+                                     const Tensor& x, double per_amax, double slack, const std::string& what) {
     const int64_t M = x.size(0), K = x.size(1), N = w.rows();
     const auto wf = dequantize(w).to_vector<float>();
     const auto xv = x.contiguous().to_vector<float>();
@@ -152,9 +149,9 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double bound = 0;
-        for (int64_t g0 = 0; g0 < K; g0 += x_group) {
+        for (int64_t g0 = 0; g0 < K; g0 += 16) {
           double amax = 0, wsum = 0;
-          for (int64_t k = g0; k < g0 + x_group; ++k) {
+          for (int64_t k = g0; k < g0 + 16; ++k) {
             amax = std::max(amax, std::fabs(double(xv[m * K + k])));
             wsum += std::fabs(double(wf[n * K + k]));
           }
@@ -873,85 +870,6 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     const auto got = qmatmul_t(Tensor::from_vector(randn(K, 10, 1.f), {1, K}).to(d), w.to(d)).cpu().to_vector<float>();
     for (int64_t n = 0; n < N; ++n) EXPECT_EQ(std::isfinite(got[n]), n != bad) << qtype_name(t) << " n=" << n;
   }
-}
-
-// The coalesced i8 source (q_mv_stream_i8w: Q4_0, Q8_0 with rows of whole 16-byte words, i.e.
-// K a multiple of 256) against the CPU within the x-rounding bound (Q8_0 there quantizes x per
-// 32 values), and q_mv_stream_i8 where K is not such a multiple or WGT_QMATVEC_COALESCE=0.
-// K = 256: one chunk of 8 blocks; 4352: 136 blocks over two chunks with i8x2's ROWS 8 (KC 4096)
-// or one; the 16-byte words straddle every block boundary pattern of the 18- and 34-byte
-// blocks. M = 3 and N = 13 leave rows and warps partly empty; a NaN scale in any block of a
-// row stays in that row.
-TEST_F(QuantWebGPU, I8CoalescedWithinXRoundingBound) {
-  const Device d = Device::webgpu();
-  for (const char* kernel : {"i8", "i8x2"})
-    for (const char* env : {"", "0", "1"}) {
-      setenv("WGT_QMATVEC_KERNEL", kernel, 1);
-      if (*env) setenv("WGT_QMATVEC_COALESCE", env, 1); else unsetenv("WGT_QMATVEC_COALESCE");
-      const double per_amax = std::string(kernel) == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
-      for (QType t : {QType::Q4_0, QType::Q8_0})
-        for (int64_t K : {256, 288, 4352})
-          for (int64_t M : {1, 3}) {
-            const int64_t N = 13;
-            const bool want_coalesced = K % 256 == 0 && std::string(env) != "0";
-            const std::string what = std::string(qtype_name(t)) + " " + kernel + " COALESCE='" + env +
-                                     "' K=" + std::to_string(K) + " M=" + std::to_string(M);
-            const QTensor w = qrand(t, N, K, static_cast<uint32_t>(K + M));
-            const Tensor x = Tensor::from_vector(randn(M * K, 41, 2.f), {M, K});
-            const auto want = qmatmul_t(x, w).to_vector<float>();
-            const auto got = qmatmul_t(x.to(d), w.to(d)).cpu().to_vector<float>();
-            EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), kernel) << what;
-            EXPECT_EQ(webgpu::last_qmatvec_coalesced_for_testing(), want_coalesced) << what;
-            const int64_t group = want_coalesced && t == QType::Q8_0 ? 32 : 16;
-            expect_within_i8_bound(got, want, w, x, per_amax, 1.001, what, group);
-          }
-    }
-  // Fused prologues and the residual add, coalesced (K = 512).
-  unsetenv("WGT_QMATVEC_COALESCE");
-  unsetenv("WGT_QMATVEC_KERNEL");
-  for (QType t : {QType::Q4_0, QType::Q8_0}) {
-    const int64_t K = 512, N = 21;
-    const QTensor w = qrand(t, N, K, 5), wd = w.to(d);
-    const Tensor x = Tensor::from_vector(randn(K, 42, 1.f), {1, K}), u = Tensor::from_vector(randn(K, 43, 1.f), {1, K});
-    const Tensor g = Tensor::from_vector(randn(K, 44, 1.f), {K}), c = Tensor::from_vector(randn(N, 45, 1.f), {1, N});
-    const int64_t group = t == QType::Q8_0 ? 32 : 16;
-    const double per_amax = 1.0 / (254.0 * 254.0);
-    const Tensor xn = rms_norm(x, g, 1e-5);
-    expect_within_i8_bound(rms_norm_qmatmul_t(x.to(d), g.to(d), wd, 1e-5).cpu().to_vector<float>(),
-                           qmatmul_t(xn, w).to_vector<float>(), w, xn, per_amax, 1.01, "norm", group);
-    EXPECT_TRUE(webgpu::last_qmatvec_coalesced_for_testing() && webgpu::last_qmatvec_fused_norm_for_testing());
-    const Tensor xs = silu_mul(x, u);
-    expect_within_i8_bound(silu_mul_qmatmul_t(x.to(d), u.to(d), wd).cpu().to_vector<float>(),
-                           qmatmul_t(xs, w).to_vector<float>(), w, xs, per_amax, 1.01, "silu", group);
-    EXPECT_TRUE(webgpu::last_qmatvec_coalesced_for_testing() && webgpu::last_qmatvec_fused_silu_for_testing());
-    expect_within_i8_bound(addqmm_t(c.to(d), x.to(d), wd).cpu().to_vector<float>(), add(qmatmul_t(x, w), c).to_vector<float>(),
-                           w, x, per_amax, 1.01, "add", group);
-    EXPECT_TRUE(webgpu::last_qmatvec_coalesced_for_testing() && webgpu::last_qmatvec_fused_add_for_testing());
-  }
-  setenv("WGT_QMATVEC_COALESCE", "2", 1);
-  try {
-    (void)qmatmul_t(Tensor::from_vector(randn(256, 3, 1.f), {1, 256}).to(d), qrand(QType::Q8_0, 5, 256, 4).to(d));
-    ADD_FAILURE() << "no error for WGT_QMATVEC_COALESCE=2";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
-    EXPECT_NE(std::string(e.what()).find("WGT_QMATVEC_COALESCE"), std::string::npos) << e.what();
-  }
-  unsetenv("WGT_QMATVEC_COALESCE");
-  // A NaN scale in block 0..7 of row 2 of 5 (K = 256): every position of a block start within
-  // the 16-byte words.
-  for (QType t : {QType::Q4_0, QType::Q8_0})
-    for (int64_t blk = 0; blk < 8; ++blk) {
-      const int64_t N = 5, K = 256, bad = 2;
-      const QTensor clean = qrand(t, N, K, 79);
-      std::vector<uint8_t> raw(clean.data(), clean.data() + clean.nbytes());
-      const uint16_t nan_bits = 0x7E00;
-      const size_t row = raw.size() / N;
-      std::memcpy(raw.data() + bad * row + blk * qtype_info(t).block_bytes + d_offset(t), &nan_bits, 2);
-      const QTensor w = QTensor::from_bytes(t, N, K, raw.data(), raw.size());
-      const auto got = qmatmul_t(Tensor::from_vector(randn(K, 10, 1.f), {1, K}).to(d), w.to(d)).cpu().to_vector<float>();
-      EXPECT_TRUE(webgpu::last_qmatvec_coalesced_for_testing()) << qtype_name(t);
-      for (int64_t n = 0; n < N; ++n) EXPECT_EQ(std::isfinite(got[n]), n != bad) << qtype_name(t) << " block " << blk << " n=" << n;
-    }
 }
 
 TEST_F(QuantWebGPU, TypedErrors) {

@@ -44,13 +44,11 @@ struct QKernels {
   const char* decode;
   const char* lane;
   const char* i8;  // the 8-bit-x matvec part (q*_i8), nullptr where the format has none
-  // Its part for the coalesced source q_mv_stream_i8w (q*_i8w), nullptr where none.
-  const char* i8w = nullptr;
 };
 QKernels kernels_for(QType t) {
   switch (t) {
-    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8", "q8_0_i8w"};
-    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8", "q4_0_i8w"};
+    case QType::Q8_0: return {"q8_0_dot", "q8_0_decode", "q8_0_lane", "q8_0_i8"};
+    case QType::Q4_0: return {"q4_0_dot", "q4_0_decode", "q4_0_lane", "q4_0_i8"};
     case QType::Q4_1: return {"q4_1_dot", "q4_1_decode", "q4_1_lane", nullptr};
     case QType::Q4_K: return {"q4_k_dot", "q4_k_decode", "q4_k_lane", "q4_k_i8"};
     case QType::Q5_K: return {"q5_k_dot", "q5_k_decode", "q5_k_lane", nullptr};
@@ -229,8 +227,6 @@ thread_local bool g_last_matvec_add = false;
 thread_local bool g_last_matvec_silu = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
-// Whether that launch ran the coalesced i8 source q_mv_stream_i8w (test hook below).
-thread_local bool g_last_matvec_coalesced = false;
 
 // Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
 uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
@@ -373,25 +369,17 @@ StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t
   return p;
 }
 
-// x elements per chunk of the 8-bit-x matvec (q_mv_stream_i8 / i8w): the largest power of two
-// up to 4096 whose staging fits the workgroup memory next to the common reduction array
-// (ROWS + NORM sums per invocation) and, with NORM, the ssq re-spread array. Staging per chunk
-// of kc elements (x2: with the residual's codes): q_mv_stream_i8 1 (x2: 2) code bytes per
-// element + 8 bytes per group of 16; q_mv_stream_i8w the chunk's weight bytes once (Q8_0) or
-// twice (Q4_0: low and high nibbles) per term + 4 (Q8_0) or 16 (Q4_0) bytes per block.
-uint32_t i8_chunk(const Context& ctx, QType t, bool coalesced, uint32_t rows, uint32_t warps, bool norm, bool x2) {
+// x elements per chunk of the 8-bit-x matvec (q_mv_stream_i8): the largest power of two up to
+// 4096 whose staging (1 code byte, 2 with X2, per element + 8 bytes per group of
+// 16) fits the workgroup memory
+// next to the common reduction array (ROWS + NORM sums per invocation) and, with NORM, the
+// ssq re-spread array.
+uint32_t i8_chunk(const Context& ctx, uint32_t rows, uint32_t warps, bool norm, bool x2) {
   const uint64_t wg = uint64_t{warps} * kStreamLanes;
   const uint64_t fixed = (rows + (norm ? 1 : 0)) * wg * 4 + (norm ? wg * 4 : 4);
   const uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
-  const QTypeInfo& info = qtype_info(t);
-  auto staging = [&](uint64_t kc) -> uint64_t {
-    const uint64_t terms = x2 ? 2 : 1;
-    if (!coalesced) return kc * terms + kc / 16 * 8;
-    const uint64_t blocks = kc / info.block_elems, q4 = t == QType::Q4_0 ? 2 : 1;
-    return blocks * info.block_bytes * q4 * terms + blocks * (q4 == 2 ? 16 : 4);
-  };
-  for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size and of 256 (i8w)
-    if (fixed + staging(kc) <= limit) return kc;
+  for (uint32_t kc = 4096; kc >= 256; kc /= 2)  // a multiple of every block size
+    if (fixed + kc * (x2 ? 2 : 1) + kc / 16 * 8 <= limit) return kc;
   throw_error(ErrorKind::Unsupported, "qmatmul_t",
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
 }
@@ -509,7 +497,6 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   }
   const MatvecKernel want = want_kernel;
   g_last_matvec_norm = false;
-  g_last_matvec_coalesced = false;
   g_last_matvec_add = false;
   g_last_matvec_silu = false;
   if (want != MatvecKernel::Items) {
@@ -536,12 +523,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     g_last_matvec_split = {rows, ksplit};
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
-    // The coalesced source where the format has a part for it and rows are whole 16-byte words
-    // (K a multiple of 256 for Q8_0 / Q4_0); WGT_QMATVEC_COALESCE=0 keeps q_mv_stream_i8.
-    const bool coalesce_on = env_knob("WGT_QMATVEC_COALESCE", 1, 0, 1) != 0;
-    const bool coalesced = i8 && coalesce_on && kernels_for(t).i8w != nullptr && p.row_bytes % 16 == 0;
-    g_last_matvec_coalesced = coalesced;
-    const uint32_t i8_kc = i8 ? i8_chunk(ctx, t, coalesced, rows, warps, fuse_norm, x2) : 0;
+    const uint32_t i8_kc = i8 ? i8_chunk(ctx, rows, warps, fuse_norm, x2) : 0;
     // The direct kernel's UNROLL (validated on every call that runs it, like the other knobs).
     const uint32_t direct_unroll = !i8_kc && !staged.ok ? stream_unroll(kStreamUnroll) : 0;
     // g (the norm weight) or up as vec4: contiguous from a multiple of 4 elements. Declared
@@ -569,13 +551,13 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     static const char family = 0;
     const VariantId id{&family,
                        static_cast<uint64_t>(t) | uint64_t{sg} << 8 | uint64_t{fuse_norm} << 9 | uint64_t{x2} << 10 |
-                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{coalesced} << 13 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
+                           uint64_t{fuse_add} << 11 | uint64_t{fuse_silu} << 12 | uint64_t{source} << 16 | uint64_t{rows} << 24 | uint64_t{warps} << 32 |
                            uint64_t{staged.nbuf} << 40 | uint64_t{unroll} << 48 | uint64_t{ksplit} << 56,
                        i8_kc};
     d.pipeline = ctx.pipeline(id, [&] {
       ShaderVariant v{sg ? "q_mv_stream_sg" : "q_mv_stream",
                       {{"QCONST", quant::wgsl_block_constants(t)},
-                       {"LANE", coalesced ? kernels_for(t).i8w : i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
+                       {"LANE", i8_kc ? kernels_for(t).i8 : kernels_for(t).lane},
                        {"ROWS", std::to_string(rows)},
                        {"WARPS", std::to_string(warps)},
                        {"KSPLIT", std::to_string(ksplit)},
@@ -591,7 +573,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
                                                            "fn gload(j: u32) -> vec4<f32> { return g[j]; }"
                                                          : "fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }"}}};
       if (i8_kc) {
-        v.defines.push_back({"SOURCE", coalesced ? "q_mv_stream_i8w" : "q_mv_stream_i8"});
+        v.defines.push_back({"SOURCE", "q_mv_stream_i8"});
         v.defines.push_back({"KC", std::to_string(i8_kc)});
         v.defines.push_back({"X2", x2 ? "true" : "false"});
         v.defines.push_back({"UNROLL", "1"});
@@ -668,7 +650,6 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
 const char* last_qmatvec_kernel_for_testing() { return g_last_matvec_kernel; }
 bool last_qmatvec_fused_norm_for_testing() { return g_last_matvec_norm; }
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing() { return g_last_matvec_split; }
-bool last_qmatvec_coalesced_for_testing() { return g_last_matvec_coalesced; }
 bool last_qmatvec_fused_add_for_testing() { return g_last_matvec_add; }
 bool last_qmatvec_fused_silu_for_testing() { return g_last_matvec_silu; }
 

@@ -36,17 +36,47 @@ var<workgroup> xq2: array<vec4<u32>, select(1u, KG, X2)>;  // X2: codes of the r
 // Per group: (scale of the group's integer dot: d, or d / 254 with X2; sum of the group's x as
 // represented).
 var<workgroup> xd: array<vec2<f32>, KG>;
-// x codes (q_i8_x: quantization of 16-value groups, NORM's ssq re-spread).
-#include "q_i8_x"
+var<workgroup> nred: array<f32, select(1u, WG, NORM)>;
+
+// The codes of 4 x values at 1 / scale s (127 / amax; 0 for an all-zero group), as floats
+// (integers in -127..127), and the same packed as 4 int8: rounding and the residual stay in
+// floats, with one pack4xI8 per word and no normalized pack / unpack round trip.
+fn codes(v: vec4<f32>, s: f32) -> vec4<f32> { return clamp(round(v * s), vec4<f32>(-127.0), vec4<f32>(127.0)); }
+fn pack(q: vec4<f32>) -> u32 { return pack4xI8(vec4<i32>(q)); }
+fn amax4(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) -> f32 {
+  let m = max(max(abs(a), abs(b)), max(abs(c), abs(e)));
+  return max(max(m.x, m.y), max(m.z, m.w));
+}
 
 // Quantizes group gi of the chunk starting at element k0 of x row m (x4: the row's vec4 index).
 fn stage_group(x4: u32, k0: u32, gi: u32) {
   let e4 = x4 + (k0 + gi * 16u) / 4u;
-  let v = array<vec4<f32>, 4>(xload(e4), xload(e4 + 1u), xload(e4 + 2u), xload(e4 + 3u));
-  let q = quant16(v, amax4(v[0], v[1], v[2], v[3]));
-  xq[gi] = q.q;
-  if (X2) { xq2[gi] = q.q2; }
-  xd[gi] = vec2<f32>(q.scale, q.sum);
+  let a = xload(e4);
+  let b = xload(e4 + 1u);
+  let c = xload(e4 + 2u);
+  let e = xload(e4 + 3u);
+  let am = amax4(a, b, c, e);
+  let s = select(0.0, 127.0 / am, am > 0.0);
+  let d = am / 127.0;
+  let qa = codes(a, s);
+  let qb = codes(b, s);
+  let qc = codes(c, s);
+  let qe = codes(e, s);
+  xq[gi] = vec4<u32>(pack(qa), pack(qb), pack(qc), pack(qe));
+  let qsum = dot(qa + qb + qc + qe, vec4<f32>(1.0));  // exact: integers of magnitude <= 2032
+  if (X2) {
+    // The residual x - d * q (at most d / 2 per value) in steps of d / 254.
+    let s2 = s * 254.0;
+    let pa = codes(a - qa * d, s2);
+    let pb = codes(b - qb * d, s2);
+    let pc = codes(c - qc * d, s2);
+    let pe = codes(e - qe * d, s2);
+    xq2[gi] = vec4<u32>(pack(pa), pack(pb), pack(pc), pack(pe));
+    let d2 = d / 254.0;
+    xd[gi] = vec2<f32>(d2, d * qsum + d2 * dot(pa + pb + pc + pe, vec4<f32>(1.0)));
+  } else {
+    xd[gi] = vec2<f32>(d, d * qsum);
+  }
 }
 
 // Sum of the 4 packed int8 products of each lane of a and b.
@@ -97,6 +127,13 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
       }
     }
   }
-  respread_ssq(lid, lane);
+  if (NORM) {  // lane l of every warp ends with the ssq of the invocations l, l + 32, ...
+    workgroupBarrier();
+    nred[lid] = ssq;
+    workgroupBarrier();
+    var t = 0.0;
+    for (var wp = 0u; wp < WARPS; wp = wp + 1u) { t = t + nred[wp * LANES + lane]; }
+    ssq = t;
+  }
   return acc;
 }
