@@ -41,6 +41,9 @@ struct Limits {
   uint32_t min_storage_buffer_offset_alignment = 256;
   uint32_t subgroup_min_size = 0;
   uint32_t subgroup_max_size = 0;
+  // Multiprocessors (SMs / CUs) of the adapter where we know them (WebGPU does not report
+  // them; device.cpp's table by adapter name), 0 otherwise. Used by shape heuristics only.
+  uint32_t compute_units = 0;
 };
 
 struct ShaderVariant {

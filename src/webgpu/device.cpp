@@ -60,6 +60,15 @@ const char* feature_name(uint32_t v) {
   }
 }
 
+// Multiprocessor counts of adapters whose shape heuristics were measured (WebGPU exposes no
+// such count): the NVIDIA H200 and H100 SXM, 132 SMs each (public specifications), matched
+// by the adapter name; 0 (unknown) for every other adapter.
+uint32_t known_compute_units(const std::string& name) {
+  for (const char* n : {"H200", "H100 80GB HBM3", "H100 SXM"})
+    if (name.find(n) != std::string::npos) return 132;
+  return 0;
+}
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
@@ -423,6 +432,7 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   limits_.min_storage_buffer_offset_alignment = dl.l.min_storage_buffer_offset_alignment;
   limits_.subgroup_min_size = desc().subgroup_min;
   limits_.subgroup_max_size = desc().subgroup_max;
+  limits_.compute_units = known_compute_units(desc().name);
 }
 
 DawnDevice::~DawnDevice() {

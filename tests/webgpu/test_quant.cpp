@@ -92,6 +92,7 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
     unsetenv("WGT_QMATVEC_XSTAT_ROWS");
     unsetenv("WGT_QMATVEC_XSTAT_BATCH");
+    unsetenv("WGT_QMATVEC_WAVE");
     unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
     WebGpuTest::TearDown();
     synchronize();
@@ -827,6 +828,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   // doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; set knobs
   // are kept.
   {
+    setenv("WGT_QMATVEC_WAVE", "0", 1);  // the wave rule (below) off: the same on every adapter
     struct Want { int64_t M, N; const char* rows_env; uint32_t rows, ksplit; };
     for (const Want c : {Want{1, 16384, "", 8, 1}, Want{1, 8192, "", 4, 1}, Want{1, 4096, "", 4, 2}, Want{1, 1024, "", 2, 4},
                          Want{1, 37, "", 1, 4}, Want{4, 256, "", 2, 4}, Want{1, 37, "8", 8, 4}}) {
@@ -836,6 +838,32 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       EXPECT_EQ(webgpu::last_qmatvec_split_for_testing(), std::make_pair(c.rows, c.ksplit)) << "N=" << c.N << " M=" << c.M;
     }
     unsetenv("WGT_QMATVEC_ROWS");
+    unsetenv("WGT_QMATVEC_WAVE");
+  }
+  // With a multiprocessor count (WGT_QMATVEC_WAVE; the adapter's when known), i8x2 at KSPLIT 1
+  // picks ROWS in [4, 8] minimizing ceil(workgroups / C) * ROWS: N = 14336 with C = 132 takes
+  // ROWS 7 (256 workgroups: 2 waves of 56 rows, against 2 of 64 at ROWS 8), N = 16896 keeps 8
+  // (264 = 2 waves), N = 12672 takes 6 (264); C = 0 turns the rule off; a set ROWS is kept. The
+  // ROWS 7 and 6 results are checked against the CPU bound.
+  {
+    struct Want { int64_t N; const char* wave; const char* rows_env; uint32_t rows; };
+    for (const Want c : {Want{14336, "132", "", 7}, Want{14336, "0", "", 8}, Want{16896, "132", "", 8},
+                         Want{14336, "132", "8", 8}, Want{12672, "132", "", 6}}) {
+      setenv("WGT_QMATVEC_WAVE", c.wave, 1);
+      if (*c.rows_env) setenv("WGT_QMATVEC_ROWS", c.rows_env, 1); else unsetenv("WGT_QMATVEC_ROWS");
+      const int64_t K = 256;
+      const QTensor w = qrand(QType::Q4_0, c.N, K, 12);
+      const Tensor x = Tensor::from_vector(randn(K, 13, 1.f), {1, K});
+      const auto got = qmatmul_t(x.to(d), w.to(d)).cpu().to_vector<float>();
+      const std::string what = "N=" + std::to_string(c.N) + " WAVE=" + c.wave + " ROWS='" + c.rows_env + "'";
+      EXPECT_EQ(webgpu::last_qmatvec_split_for_testing(), std::make_pair(c.rows, 1u)) << what;
+      if (c.rows != 8) expect_within_i8_bound(got, qmatmul_t(x, w).to_vector<float>(), w, x, 1.0 / (254.0 * 254.0), 1.001, what);
+    }
+    unsetenv("WGT_QMATVEC_ROWS");
+    setenv("WGT_QMATVEC_WAVE", "-1", 1);
+    EXPECT_THROW((void)qmatmul_t(Tensor::from_vector(randn(256, 3, 1.f), {1, 256}).to(d), qrand(QType::Q4_0, 5, 256, 4).to(d)),
+                 Error);
+    unsetenv("WGT_QMATVEC_WAVE");
   }
   // A split that is not a power of two or does not divide the warps is a typed error.
   for (const auto& [ksplit, warps] : {std::pair{"3", "8"}, std::pair{"4", "2"}}) {

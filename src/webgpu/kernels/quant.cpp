@@ -273,7 +273,16 @@ constexpr uint32_t kI8Warps = 8;
 constexpr uint64_t kI8MinGroups = 192;
 constexpr uint32_t kI8AutoRowsFloor = 4;
 constexpr uint32_t kI8MaxAutoKsplit = 4;
-void i8_split(uint32_t warps, uint32_t m, uint32_t n, uint32_t* rows, uint32_t* ksplit) {
+// Then, for i8x2 with KSPLIT 1, where the adapter's multiprocessor count C is known
+// (Limits::compute_units, or WGT_QMATVEC_WAVE=C; 0 turns this off) and ROWS is not set: ROWS
+// in [kI8AutoRowsFloor, ROWS] minimizing ceil(workgroups / C) * ROWS (the larger on a tie).
+// Why: on the H200 these workgroups run about one per SM at a time and each SM's share, not
+// DRAM, sets the time, so it goes with the number of waves times the rows per workgroup
+// (BENCHMARKS.md run 12: at N = 14336, ROWS 8 = 224 workgroups, two waves of 64 rows, Q4_0
+// 17.5 us; ROWS 7 = 256, two waves of 56 rows, 14.1; ROWS 6 = 299, three of 48, 18.2; the
+// model orders ROWS 4-8 as measured at N = 11008, 12672, 14336 and 16960).
+uint32_t qmatvec_wave(const Context& ctx) { return env_knob("WGT_QMATVEC_WAVE", ctx.limits().compute_units, 0, 4096); }
+void i8_split(uint32_t warps, uint32_t m, uint32_t n, bool x2, uint32_t wave, uint32_t* rows, uint32_t* ksplit) {
   const char* kv = std::getenv("WGT_QMATVEC_KSPLIT");
   const char* rv = std::getenv("WGT_QMATVEC_ROWS");
   const bool k_set = kv && *kv, rows_set = rv && *rv;
@@ -283,12 +292,19 @@ void i8_split(uint32_t warps, uint32_t m, uint32_t n, uint32_t* rows, uint32_t* 
                 "WGT_QMATVEC_KSPLIT=" + std::to_string(k) + "; use 1, 2, 4 or 8, dividing the warps per workgroup (" +
                     std::to_string(warps) + ")");
   uint32_t r = *rows;
-  auto groups = [&] { const uint64_t gr = uint64_t{warps} / k * r; return uint64_t{m} * ((uint64_t{n} + gr - 1) / gr); };
-  while (groups() < kI8MinGroups) {
+  auto groups_at = [&](uint32_t rr) { const uint64_t gr = uint64_t{warps} / k * rr; return uint64_t{m} * ((uint64_t{n} + gr - 1) / gr); };
+  while (groups_at(r) < kI8MinGroups) {
     if (!rows_set && r > kI8AutoRowsFloor) r /= 2;
     else if (!k_set && k < std::min(kI8MaxAutoKsplit, warps) && warps % (2 * k) == 0) k *= 2;
     else if (!rows_set && r > 1) r /= 2;
     else break;
+  }
+  if (x2 && wave > 0 && k == 1 && !rows_set) {
+    auto cost = [&](uint32_t rr) { return (groups_at(rr) + wave - 1) / wave * rr; };
+    uint32_t best = r;
+    for (uint32_t rr = r; rr >= kI8AutoRowsFloor; --rr)
+      if (cost(rr) < cost(best)) best = rr;
+    r = best;
   }
   *rows = r;
   *ksplit = k;
@@ -519,7 +535,7 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
     uint32_t ksplit = 1;
-    if (i8) i8_split(warps, p.m, p.n, &rows, &ksplit);
+    if (i8) i8_split(warps, p.m, p.n, x2, qmatvec_wave(ctx), &rows, &ksplit);
     g_last_matvec_split = {rows, ksplit};
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
