@@ -252,7 +252,9 @@ uint32_t default_stream_rows(QType t) { return t == QType::Q6_K ? 2 : 4; }
 // The i8 kernels' defaults, from the H200 sweeps of BENCHMARKS.md run 8 (14336 x 4096): 8 warps
 // (the x staging is shared by more rows: i8 Q4_0 11.4 us vs 14.4 at 4 warps); i8 ROWS 4 (Q4_0,
 // Q4_K) or 2 (Q8_0 21.5 vs 23.8 us at 8; Q6_K 23.5 vs 24.7); i8x2 ROWS 8 for every format
-// (Q4_0 14.4 us vs 15.0 at 4, Q4_K 18.3 vs 21.6, Q6_K 27.7 vs 28.6, Q8_0 24.2 vs 25.9).
+// (Q4_0 14.4 us vs 15.0 at 4, Q4_K 18.3 vs 21.6, Q6_K 27.7 vs 28.6, Q8_0 24.2 vs 25.9), as the
+// upper bound: i8_split lowers it for small grids and, where the multiprocessor count is known,
+// to the cheapest number of waves (run 12: 7 at 14336 x 4096 on the H200).
 uint32_t default_i8_rows(QType t, bool x2) {
   if (x2) return 8;
   return t == QType::Q6_K || t == QType::Q8_0 ? 2 : 4;
