@@ -60,15 +60,6 @@ const char* feature_name(uint32_t v) {
   }
 }
 
-// Multiprocessor counts of adapters whose shape heuristics were measured (WebGPU exposes no
-// such count): the NVIDIA H200 and H100 SXM, 132 SMs each (public specifications), matched
-// by the adapter name; 0 (unknown) for every other adapter.
-uint32_t known_compute_units(const std::string& name) {
-  for (const char* n : {"H200", "H100 80GB HBM3", "H100 SXM"})
-    if (name.find(n) != std::string::npos) return 132;
-  return 0;
-}
-
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
@@ -122,6 +113,15 @@ std::vector<HeapDesc> query_heaps(const Procs& p, Adapter a) {
 }
 
 }  // namespace
+
+// Multiprocessor counts of adapters whose shape heuristics were measured (WebGPU exposes no
+// such count): the NVIDIA H200 and H100 SXM, 132 SMs each (public specifications), matched
+// by the adapter name; 0 (unknown) for every other adapter.
+uint32_t known_compute_units(const std::string& name) {
+  for (const char* n : {"H200", "H100 80GB HBM3", "H100 SXM"})
+    if (name.find(n) != std::string::npos) return 132;
+  return 0;
+}
 
 std::string heap_property_names(uint64_t props) {
   static const std::pair<uint64_t, const char*> kNames[] = {

@@ -38,6 +38,8 @@ struct AdapterDesc {
 
 // "device-local|host-visible|..." for a heap_property mask.
 std::string heap_property_names(uint64_t properties);
+// Multiprocessors (SMs / CUs) of an adapter we know by name (0 = unknown; WebGPU reports none).
+uint32_t known_compute_units(const std::string& adapter_name);
 // Device memory for the budget: the sum of the device-local heaps; on adapters that share
 // system RAM with the host (software, integrated) half of it. Fills memory_heap_bytes/basis.
 void derive_memory_heap_bytes(AdapterDesc& d);

@@ -45,6 +45,8 @@ std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
     info.limits = d.limit_list;
     info.limits.emplace_back("subgroupMinSize", d.subgroup_min);
     info.limits.emplace_back("subgroupMaxSize", d.subgroup_max);
+    // not a WebGPU limit: our table by adapter name (0 = unknown), used by the matvec's wave rule
+    info.limits.emplace_back("wgt:computeUnits", webgpu::known_compute_units(d.name));
     info.toggles = b->dawn().toggles();
     for (const auto& h : d.heaps) info.memory_heaps.push_back({h.size, h.properties, webgpu::heap_property_names(h.properties)});
     info.memory_heap_bytes = b->memory_heap_bytes();

@@ -25,6 +25,7 @@ namespace wgt::webgpu {
 const char* last_qmatvec_kernel_for_testing();
 bool last_qmatvec_fused_norm_for_testing();
 std::pair<uint32_t, uint32_t> last_qmatvec_split_for_testing();  // (ROWS, KSPLIT)
+uint32_t known_compute_units(const std::string& adapter_name);  // device.cpp's table
 bool last_qmatvec_fused_add_for_testing();
 bool last_qmatvec_fused_silu_for_testing();
 }
@@ -860,6 +861,10 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       if (c.rows != 8) expect_within_i8_bound(got, qmatmul_t(x, w).to_vector<float>(), w, x, 1.0 / (254.0 * 254.0), 1.001, what);
     }
     unsetenv("WGT_QMATVEC_ROWS");
+    // The default count: the table by adapter name (132 for the H200 the rule was measured on).
+    EXPECT_EQ(webgpu::known_compute_units("NVIDIA H200"), 132u);
+    EXPECT_EQ(webgpu::known_compute_units("NVIDIA H100 80GB HBM3"), 132u);
+    EXPECT_EQ(webgpu::known_compute_units("llvmpipe (LLVM 15.0.6, 256 bits)"), 0u);
     setenv("WGT_QMATVEC_WAVE", "-1", 1);
     EXPECT_THROW((void)qmatmul_t(Tensor::from_vector(randn(256, 3, 1.f), {1, 256}).to(d), qrand(QType::Q4_0, 5, 256, 4).to(d)),
                  Error);
