@@ -10,7 +10,10 @@
 // what the device spends per call.
 //
 // Env: WGT_BENCH_WARMUP_MS (default 200), WGT_BENCH_MS (default: the bench's target, 300 ms),
-// WGT_BENCH_GPU=0 skips the profiled run.
+// WGT_BENCH_GPU=0 skips the profiled run, WGT_BENCH_BATCH_GPU=0 the batch GPU time, and
+// WGT_BENCH_BATCH_ROUNDS (default 3, 1-15) sets how many batch runs give its median, min and max:
+// on the H200 single runs of a multi-dispatch call (the block decode step) have varied by 2-3x
+// between runs of one process (BENCHMARKS.md run 12), and the spread tells such figures apart.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -36,8 +39,11 @@ struct Timing {
   double host_s = 0;    // host seconds per call to enqueue them (the timed run, before its final wait)
   double host_cpu_s = 0;  // CPU seconds of the calling thread per call over the same span
   double gpu_s = -1;    // GPU kernel seconds per call (sum over the call's kernels); < 0: not measured
-  double batch_gpu_s = -1;  // GPU seconds per call in batch timing mode (calls back to back); < 0: not measured
-  int batch_calls = 0;      // calls in that run
+  double batch_gpu_s = -1;  // GPU seconds per call in batch timing mode (calls back to back): the median
+                            // of batch_rounds runs; < 0: not measured
+  double batch_gpu_min_s = -1, batch_gpu_max_s = -1;  // the fastest and slowest of those runs
+  int batch_calls = 0;      // calls in each run
+  int batch_rounds = 0;     // runs
   int gpu_iters = 0;    // calls in the profiled run
   std::vector<KernelTime> kernels;  // per-kernel times of the profiled run, largest total first
   std::string gpu_why;  // why gpu_s was not measured
@@ -152,15 +158,26 @@ inline Timing time_calls(const std::function<void()>& fn, TimingOptions o = {}) 
   // inside whole batches, host time excluded. WGT_BENCH_BATCH_GPU=0 skips it.
   if (detail::env_ms("WGT_BENCH_BATCH_GPU", 1) != 0 && webgpu_profile_supported()) {
     const int nb = std::clamp(n, 1, 256);
-    synchronize();
-    webgpu_batch_timing(true);
-    (void)webgpu_batch_time_read(true);
-    for (int i = 0; i < nb; ++i) fn();
-    synchronize();
-    const BatchGpuTime bt = webgpu_batch_time_read(true);
-    webgpu_batch_timing(false);
+    const int rounds = static_cast<int>(std::clamp(detail::env_ms("WGT_BENCH_BATCH_ROUNDS", 3), 1.0, 15.0));
+    std::vector<double> per_call;
+    for (int r = 0; r < rounds; ++r) {
+      synchronize();
+      webgpu_batch_timing(true);
+      (void)webgpu_batch_time_read(true);
+      for (int i = 0; i < nb; ++i) fn();
+      synchronize();
+      const BatchGpuTime bt = webgpu_batch_time_read(true);
+      webgpu_batch_timing(false);
+      if (bt.batches > 0) per_call.push_back(bt.gpu_us * 1e-6 / nb);
+    }
     t.batch_calls = nb;
-    if (bt.batches > 0) t.batch_gpu_s = bt.gpu_us * 1e-6 / nb;
+    if (!per_call.empty()) {
+      std::sort(per_call.begin(), per_call.end());
+      t.batch_rounds = static_cast<int>(per_call.size());
+      t.batch_gpu_s = per_call[per_call.size() / 2];
+      t.batch_gpu_min_s = per_call.front();
+      t.batch_gpu_max_s = per_call.back();
+    }
   }
   if (!o.gpu || detail::env_ms("WGT_BENCH_GPU", 1) == 0) {
     t.gpu_why = "disabled";
@@ -221,8 +238,9 @@ inline double rate(double amount, double s) { return s > 0 ? amount / s : -1; }
 // One line saying how the gpu column was measured (or why it is empty).
 inline void print_gpu_note(const Timing& t) {
   if (t.batch_gpu_s >= 0)
-    std::printf("  (batch gpu: %.3f us/call, %d calls back to back in whole batches, timestamps at each batch's "
-                "pass begin/end: device time without the host)\n", t.batch_gpu_s * 1e6, t.batch_calls);
+    std::printf("  (batch gpu: %.3f us/call, median of %d runs (min %.3f, max %.3f) of %d calls back to back in whole "
+                "batches, timestamps at each batch's pass begin/end: device time without the host)\n",
+                t.batch_gpu_s * 1e6, t.batch_rounds, t.batch_gpu_min_s * 1e6, t.batch_gpu_max_s * 1e6, t.batch_calls);
   if (t.has_gpu())
     std::printf("  (wall: %d calls after %.0f ms of warm-up, host enqueue %.2f us/call (%.2f us of thread CPU); gpu: sum "
                 "of kernel times from timestamp queries over %d profiled calls)\n", t.iters, t.warmup_s * 1e3,

@@ -61,9 +61,10 @@ bool measure(const char* name, double bytes_per_call, int iters, const std::func
               "thread CPU, %d calls)\n", name, bps / 1e9, 100.0 * bps / kPeakBytesPerS, 1e6 * t.wall_s, 1e6 * t.host_s,
               1e6 * t.host_cpu_s, t.iters);
   if (t.batch_gpu_s > 0)
-    std::printf("%-28s %9.1f GB/s  %5.1f%% of 4.17 TB/s  (batch gpu: %.2f us/call over %d calls back to back)\n", "",
-                bytes_per_call / t.batch_gpu_s / 1e9, 100.0 * bytes_per_call / t.batch_gpu_s / kPeakBytesPerS,
-                1e6 * t.batch_gpu_s, t.batch_calls);
+    std::printf("%-28s %9.1f GB/s  %5.1f%% of 4.17 TB/s  (batch gpu: %.2f us/call, median of %d runs (min %.2f, max "
+                "%.2f) of %d calls back to back)\n", "", bytes_per_call / t.batch_gpu_s / 1e9,
+                100.0 * bytes_per_call / t.batch_gpu_s / kPeakBytesPerS, 1e6 * t.batch_gpu_s, t.batch_rounds,
+                1e6 * t.batch_gpu_min_s, 1e6 * t.batch_gpu_max_s, t.batch_calls);
   return true;
 }
 

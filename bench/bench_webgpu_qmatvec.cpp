@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
     const auto settings = parse_sweep(spec);
     std::printf("sweep: decode M=1, %lld x %lld; batch us = device time per call (pass begin/end)\n",
                 static_cast<long long>(N), static_cast<long long>(K));
-    std::printf("%-6s %9s %9s %7s %9s  %s\n", "format", "wall us", "batch us", "batch%", "host us", "setting");
+    // spread: max - min of the batch runs whose median is "batch us" (bench_timing.hpp)
+    std::printf("%-6s %9s %9s %7s %7s %9s  %s\n", "format", "wall us", "batch us", "batch%", "spread", "host us", "setting");
     for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
       const QTensor q = quantize(w, t);
       const std::vector<float> want = qmatmul_t(x1, q).to_vector<float>();
@@ -183,9 +184,10 @@ int main(int argc, char** argv) {
           continue;
         }
         const bench::Timing tm = time_per_call(iters, [&] { (void)qmatmul_t(x1g, rot[call++ % rot.size()]); });
-        std::printf("%-6s %9.1f %s %s %9.2f  %s\n", qtype_name(t), tm.wall_s * 1e6, bench::fmt(tm.batch_gpu_s, 1e6, 9, 1).c_str(),
-                    bench::fmt(bench::rate(bytes, tm.batch_gpu_s), 100 / (kPeakGBs * 1e9), 7, 1).c_str(), tm.host_s * 1e6,
-                    label.c_str());
+        std::printf("%-6s %9.1f %s %s %s %9.2f  %s\n", qtype_name(t), tm.wall_s * 1e6, bench::fmt(tm.batch_gpu_s, 1e6, 9, 1).c_str(),
+                    bench::fmt(bench::rate(bytes, tm.batch_gpu_s), 100 / (kPeakGBs * 1e9), 7, 1).c_str(),
+                    bench::fmt(tm.batch_gpu_s >= 0 ? tm.batch_gpu_max_s - tm.batch_gpu_min_s : -1, 1e6, 7, 1).c_str(),
+                    tm.host_s * 1e6, label.c_str());
         std::fflush(stdout);
         restore_env(old);
       }
