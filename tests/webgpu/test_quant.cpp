@@ -656,6 +656,7 @@ TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
   expect_env_errors("WGT_QMATVEC_ROWS", {"0", "9", "2x"});
   expect_env_errors("WGT_QMATVEC_UNROLL", {"0", "3", "16", "x"});
   expect_env_errors("WGT_QMATVEC_WARPS", {"0", "9", "-1", "4 "});
+  expect_env_errors("WGT_QMATVEC_WAVE", {"-1", "4097", "x", "132 "});  // checked whatever the kernel
   setenv("WGT_QMATVEC_KERNEL", "xstat", 1);  // the xstat knobs belong to the xstat kernel
   expect_env_errors("WGT_QMATVEC_XSTAT_ROWS", {"0", "65", "x", "16 "});
   expect_env_errors("WGT_QMATVEC_XSTAT_BATCH", {"0", "9", "1.5"});

@@ -537,7 +537,8 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
     uint32_t ksplit = 1;
-    if (i8) i8_split(warps, p.m, p.n, x2, qmatvec_wave(ctx), &rows, &ksplit);
+    const uint32_t wave = qmatvec_wave(ctx);  // validated even when unused, like the other knobs
+    if (i8) i8_split(warps, p.m, p.n, x2, wave, &rows, &ksplit);
     g_last_matvec_split = {rows, ksplit};
     StagedPlan staged;
     if (want == MatvecKernel::Staged) staged = plan_staged(ctx, t, p.row_bytes, rows, warps, stream_unroll(kStagedUnroll));
