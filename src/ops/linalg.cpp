@@ -68,14 +68,7 @@ Tensor matmul_impl(const Tensor& a_in, const Tensor& b_in, bool transpose_b, con
   if (addend) {
     // The addend rides as inputs[2] (attrs.has_bias) laid out exactly like the output:
     // contiguous, same shape and dtype (compacted here if it is a broadcast view).
-    const DType odt = a.dtype();
-    if (addend->dtype() != odt)
-      throw_error(ErrorKind::DTypeMismatch, name, "the addend is " + std::string(dtype_name(addend->dtype())) +
-                                                      ", the product " + dtype_name(odt) + "; cast() it first");
-    if (addend->shape() != out || a_vec || b_vec)
-      throw_error(ErrorKind::ShapeMismatch, name,
-                  "the addend must have the product's shape " + shape_str(out) + " (expand() a bias), got " +
-                      shape_str(addend->shape()));
+    require_addend(*addend, out, a.dtype(), name, !a_vec && !b_vec);
     call.inputs.push_back(addend->is_contiguous() ? *addend : addend->contiguous());
     call.attrs.has_bias = true;
   }

@@ -42,6 +42,19 @@ inline void require_same_dtype(const Tensor& a, const Tensor& b, const char* op,
                     "; cast() them to one dtype");
 }
 
+// The addend c of a fused `c + product` (addmm_t, addqmm_t, ...): defined, of the product's
+// dtype and exactly its shape (operands_ok = false: the product has no addend form).
+inline void require_addend(const Tensor& c, const Shape& out, DType out_dtype, const char* op, bool operands_ok = true) {
+  require_defined(c, op, "the addend");
+  if (c.dtype() != out_dtype)
+    throw_error(ErrorKind::DTypeMismatch, op,
+                "the addend is " + dt(c.dtype()) + ", the product " + dt(out_dtype) + "; cast() it first");
+  if (c.shape() != out || !operands_ok)
+    throw_error(ErrorKind::ShapeMismatch, op,
+                "the addend must have the product's shape " + shape_str(out) + " (expand() a bias), got " +
+                    shape_str(c.shape()));
+}
+
 inline double numel_d(const Shape& s) {
   double n = 1;
   for (int64_t d : s) n *= static_cast<double>(d);

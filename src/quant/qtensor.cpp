@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cpu/fast/parallel.hpp"
+#include "ops/op_common.hpp"
 #include "quant/blocks.hpp"
 #include "quant/kernels.hpp"
 #include "wgt/nn.hpp"
@@ -188,17 +189,10 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
   const int64_t M = checked_numel(out_shape, op);
   out_shape.push_back(N);
   if (addend) {
-    if (!addend->defined()) throw_error(ErrorKind::InvalidArgument, op, "c is an undefined tensor");
-    if (addend->dtype() != DType::F32)
-      throw_error(ErrorKind::DTypeMismatch, op,
-                  std::string("c must be f32 (the product's dtype), got ") + dtype_name(addend->dtype()) + "; cast() it first");
-    if (addend->shape() != out_shape)
-      throw_error(ErrorKind::ShapeMismatch, op,
-                  "c must have the product's shape " + shape_str(out_shape) + ", got " + shape_str(addend->shape()) +
-                      " (expand() a bias)");
+    ops_detail::require_addend(*addend, out_shape, DType::F32, op);  // the product is f32
     if (addend->device() != x_in.device())
       throw_error(ErrorKind::InvalidArgument, op,
-                  "c lives on " + addend->device().str() + " but x on " + x_in.device().str() + "; move them to one device first");
+                  "the addend lives on " + addend->device().str() + " but x on " + x_in.device().str() + "; move them to one device first");
   }
   const bool on_gpu = x_in.device().is_webgpu() || w_in.device().is_webgpu();
   if (on_gpu && x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
