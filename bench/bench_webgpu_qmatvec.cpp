@@ -15,7 +15,8 @@
 // VAR=VALUE settings (e.g. "WGT_QMATVEC_KERNEL=i8x2; WGT_QMATVEC_KERNEL=i8 WGT_QMATVEC_ROWS=4"):
 // per format, each setting is applied in turn, its decode result checked against the CPU and
 // timed (one line each); the items kernel, prefill and the dense reference are skipped, and
-// every variable a setting named is restored afterwards.
+// every variable a setting named is restored afterwards. WGT_BENCH_FORMATS="q6_k,q8_0" limits
+// the sweep to those formats.
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
 //   (iters: the least number of timed calls; the run lasts at least WGT_BENCH_MS = 300 ms)
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
@@ -164,7 +165,10 @@ int main(int argc, char** argv) {
                 static_cast<long long>(N), static_cast<long long>(K));
     // spread: max - min of the batch runs whose median is "batch us" (bench_timing.hpp)
     std::printf("%-6s %9s %9s %7s %7s %9s  %s\n", "format", "wall us", "batch us", "batch%", "spread", "host us", "setting");
+    const char* only = std::getenv("WGT_BENCH_FORMATS");  // e.g. "q6_k,q8_0"; unset: all four
     for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
+      if (only && *only && ("," + std::string(only) + ",").find("," + std::string(qtype_name(t)) + ",") == std::string::npos)
+        continue;
       const QTensor q = quantize(w, t);
       const std::vector<float> want = qmatmul_t(x1, q).to_vector<float>();
       const int copies = bench::copies_from_env(static_cast<double>(q.nbytes()));

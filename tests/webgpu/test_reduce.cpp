@@ -252,6 +252,35 @@ TEST_F(WebGpuReduce, RowKernelsWithAndWithoutSubgroups) {
   unsetenv("WGT_REDUCE_SUBGROUPS");
 }
 
+// Sum / mean of contiguous rows whose length is a multiple of 4 take the vec4 kernel
+// (reduce_row_v4): lengths below, at and past one sweep of its 256 x 4 vec4s, rows of a view at
+// a 16-byte-aligned offset (and, for comparison, at an unaligned one: the generic kernel), huge
+// values, both row reductions.
+TEST_F(WebGpuReduce, SumMeanOfVec4Rows) {
+  auto view = [](int64_t n, int64_t off) {
+    return [=](Device d) {
+      auto v = random_floats(static_cast<size_t>(7 * (n + 8)), 31 + static_cast<uint32_t>(off));
+      return std::vector<Tensor>{Tensor::from_vector(v, {7, n + 8}, d).slice(1, off, off + n)};
+    };
+  };
+  for (const char* mode : {"off", "on"}) {
+    ASSERT_EQ(setenv("WGT_REDUCE_SUBGROUPS", mode, 1), 0);
+    const std::string m = std::string(" subgroups=") + mode;
+    for (int64_t n : {4, 1028, 4096, 4100, 12288}) {
+      const std::string sn = " n=" + std::to_string(n) + m;
+      check("sum" + sn, dense({3, n}, 60 + n), [](const std::vector<Tensor>& in) { return sum(in[0], {1}); }, sum_tol(n), 1e-5);
+      check("mean keepdim" + sn, dense({3, n}, 61 + n), [](const std::vector<Tensor>& in) { return mean(in[0], {1}, true); },
+            sum_tol(n) / n, 1e-5);
+    }
+    for (int64_t off : {4, 2})
+      check("sum of a view at offset " + std::to_string(off) + m, view(1024, off),
+            [](const std::vector<Tensor>& in) { return sum(in[0], {1}); }, sum_tol(1024), 1e-5);
+    check("sum of huge values" + m, dense({2, 2048}, 62, -1e30f, 1e30f),
+          [](const std::vector<Tensor>& in) { return sum(in[0], {1}); }, 0, 1e-4);
+  }
+  unsetenv("WGT_REDUCE_SUBGROUPS");
+}
+
 TEST_F(WebGpuReduce, NormsRowLengthsAndOperands) {
   for (int64_t n : {1, 3, 4, 7, 33, 257, 1031, 4096}) {
     const std::string sn = " n=" + std::to_string(n);
