@@ -76,6 +76,10 @@ class WebGpuRopeInplace : public wgt::testing::WebGpuTest {
     return jt == it->second.end() ? 0 : jt->second.calls;
   }
   static double tol(DType dt) { return dt == DType::F16 ? 2e-3 : 2e-5; }  // as rope() in test_nn.cpp
+  // With positions up to max_pos: the device's f32 angle is off by up to ~3e-7 * pos *
+  // freq_scale radians against the reference's double one (docs/transformer.md), and an
+  // output by as much relative to its pair's norm; 4e-7 leaves room.
+  static double tol(DType dt, double max_pos, double freq_scale) { return tol(dt) + 4e-7 * max_pos * freq_scale; }
 };
 
 std::vector<RopeConfig> configs() {
@@ -117,12 +121,35 @@ TEST_F(WebGpuRopeInplace, EqualsReferenceAndDeviceRope) {
         const Tensor pos = Tensor::from_vector(std::vector<int32_t>{9, 0, 3, 1000, 2}, {5}).slice(0, 0, seq).to(kGpu);
         Tensor z = x.clone();
         rope_(z, pos, cfg);
-        EXPECT_LE(rel_err(z, reference(x, &pos, 0, cfg)), tol(dt));
+        EXPECT_LE(rel_err(z, reference(x, &pos, 0, cfg)), tol(dt, 1000, cfg.freq_scale));
       }
     }
   }
   EXPECT_GT(calls("rope_", "webgpu:0"), 0u);
   EXPECT_EQ(calls("rope_", "host-write"), 0u) << "every call above must run the kernel";
+}
+
+// Long contexts: one row at each of several positions up to 2^20, a 128-dim head, against the
+// CPU reference (angles in double) within the position's bound (tol above), in place and out
+// of place, by position tensor and by offset.
+TEST_F(WebGpuRopeInplace, LargePositionsWithinTheF32AngleBound) {
+  use_gpu();
+  for (RopeConfig cfg : configs()) {
+    if (!cfg.n_rot) cfg.base = 500000.0;  // the full-rotation configs with Llama 3's base
+    SCOPED_TRACE(tag(DType::F32, cfg));
+    const Tensor x = randn({1, 2, 128}, 41).to(kGpu);
+    for (int32_t p : {1000, 4095, 32767, 131071, 1048575}) {
+      SCOPED_TRACE("position " + std::to_string(p));
+      const double t = tol(DType::F32, p, cfg.freq_scale);
+      const Tensor pos = Tensor::from_vector(std::vector<int32_t>{p}, {1}).to(kGpu);
+      Tensor y = x.clone();
+      rope_(y, pos, cfg);
+      EXPECT_LE(rel_err(y, reference(x, &pos, 0, cfg)), t);
+      EXPECT_LE(rel_err(rope(x, pos, cfg), reference(x, &pos, 0, cfg)), t);
+      EXPECT_LE(rel_err(rope(x, p, cfg), reference(x, nullptr, p, cfg)), t);
+    }
+  }
+  EXPECT_EQ(calls("rope_", "host-write"), 0u);
 }
 
 TEST_F(WebGpuRopeInplace, FusedQkvHeadSlicesOnDevice) {
