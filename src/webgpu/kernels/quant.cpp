@@ -280,9 +280,10 @@ constexpr uint32_t kI8MaxAutoKsplit = 4;
 // in [kI8AutoRowsFloor, ROWS] minimizing ceil(workgroups / C) * ROWS (the larger on a tie).
 // Why: on the H200 each SM's share of the rows, not DRAM, sets the time (two of these
 // workgroups run on an SM at once and share its throughput, a third waits: BENCHMARKS.md run
-// 13), so it goes with the number of waves times the rows per workgroup (run 12: at N = 14336, ROWS 8 = 224 workgroups, two waves of 64 rows, Q4_0
-// 17.5 us; ROWS 7 = 256, two waves of 56 rows, 14.1; ROWS 6 = 299, three of 48, 18.2; the
-// model orders ROWS 4-8 as measured at N = 11008, 12672, 14336 and 16960).
+// 13), so it goes with the number of waves times the rows per workgroup (run 12: at
+// N = 14336, ROWS 8 = 224 workgroups, two waves of 64 rows, Q4_0 17.5 us; ROWS 7 = 256, two
+// waves of 56 rows, 14.1; ROWS 6 = 299, three of 48, 18.2; the model orders ROWS 4-8 as
+// measured at N = 11008, 12672, 14336 and 16960).
 uint32_t qmatvec_wave(const Context& ctx) { return env_knob("WGT_QMATVEC_WAVE", ctx.limits().compute_units, 0, 4096); }
 void i8_split(uint32_t warps, uint32_t m, uint32_t n, bool x2, uint32_t wave, uint32_t* rows, uint32_t* ksplit) {
   const char* kv = std::getenv("WGT_QMATVEC_KSPLIT");

@@ -196,24 +196,17 @@ void launch_reduce(Context& ctx, OpCall& call) {
   // otherwise an invocation per output so that neighbours read neighbouring addresses.
   const bool inner_contig = inner.empty() || inner.back().s_in == 1;
   const bool rows = p.n_red >= 4096 || (inner_contig ? p.n_red >= 32 : p.n_out < 2048);
-  // Sum / mean of contiguous, 16-byte aligned rows: the vec4 kernel.
-  const bool v4_rows = rows && p.n_red > 0 && p.n_red % 4 == 0 && (inner.size() == 1 && inner[0].s_in == 1) &&
-                       (call.attrs.reduce == ReduceOp::Sum || call.attrs.reduce == ReduceOp::Mean) && x.offset() % 4 == 0 &&
-                       std::all_of(outer.begin(), outer.end(), [](const Dim& d) { return d.s_in % 4 == 0; });
-  if (v4_rows) {
-    ShaderVariant v{"reduce_row_v4",
-                    {{"ENABLE", enable_line(x.dtype())},
-                     {"T", type_name(x.dtype())},
-                     {"OP", std::to_string(static_cast<int>(call.attrs.reduce))}}};
-    add_rowred_defines(ctx, v, x.dtype());
-    run_rows(ctx, v, {ctx.arg(x), ctx.arg(y, false)}, p, p.n_out);
-    return;
-  }
-  ShaderVariant v{rows ? "reduce_rows" : "reduce_cols",
+  // Sum / mean of one contiguous reduced dim of 4k elements, rows 16-byte aligned: the vec4
+  // kernel (a workgroup per output too).
+  const bool v4 = rows && inner.size() == 1 && inner_contig && p.n_red % 4 == 0 &&
+                  (call.attrs.reduce == ReduceOp::Sum || call.attrs.reduce == ReduceOp::Mean) && x.offset() % 4 == 0 &&
+                  std::all_of(outer.begin(), outer.end(), [](const Dim& d) { return d.s_in % 4 == 0; });
+  ShaderVariant v{v4 ? "reduce_row_v4" : rows ? "reduce_rows" : "reduce_cols",
                   {{"ENABLE", enable_line(x.dtype())},
                    {"T", type_name(x.dtype())},
                    {"OUT_T", arg ? "u32" : type_name(x.dtype())},
                    {"OP", std::to_string(static_cast<int>(call.attrs.reduce))}}};
+  if (v4) add_rowred_defines(ctx, v, x.dtype());
   run_rows(ctx, v, {ctx.arg(x), ctx.arg(y, false)}, p, rows ? p.n_out : (uint64_t{p.n_out} + kWG - 1) / kWG);
 }
 
