@@ -145,6 +145,9 @@ struct BlockWeights {
   Tensor attn_norm, wq, wk, wv, wo;
   Tensor ffn_norm, w_gate, w_up, w_down;
   BlockQuantWeights quant;
+  // Optional biases of the q/k/v projections ([n_heads*head_dim], [n_kv_heads*head_dim] x 2;
+  // Qwen2 has them): all three or none, added before RoPE.
+  Tensor bq, bk, bv;
   // Random weights (scaled like a trained model's, ~1/sqrt(fan_in)) for tests and benchmarks.
   static BlockWeights random(const BlockConfig& cfg, uint64_t seed, DType dtype = DType::F32,
                              Device device = Device::cpu());
@@ -188,6 +191,7 @@ class TransformerBlock {
   Fused qkv_, gate_up_;
   // f32 copies of f16 norm weights (tiny), so an f32 forward does not cast them every step.
   Tensor attn_norm_f32_, ffn_norm_f32_;
+  Tensor qkv_bias_;  // f32 [qd + 2 kvd] = concat(bq, bk, bv), when the block has biases
 };
 
 // N blocks with one KV cache each; forward() runs them in order at the caches' position.

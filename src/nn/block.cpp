@@ -168,7 +168,8 @@ BlockWeights BlockWeights::quantized(QType type) const {
 
 BlockWeights BlockWeights::to(Device device) const {
   BlockWeights out = *this;
-  for (Tensor* t : {&out.attn_norm, &out.wq, &out.wk, &out.wv, &out.wo, &out.ffn_norm, &out.w_gate, &out.w_up, &out.w_down})
+  for (Tensor* t : {&out.attn_norm, &out.wq, &out.wk, &out.wv, &out.wo, &out.ffn_norm, &out.w_gate, &out.w_up,
+                    &out.w_down, &out.bq, &out.bk, &out.bv})
     if (t->defined()) *t = t->to(device);
   for (QTensor* q : {&out.quant.wq, &out.quant.wk, &out.quant.wv, &out.quant.wo, &out.quant.w_gate, &out.quant.w_up,
                      &out.quant.w_down})
@@ -262,8 +263,20 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
                   std::string("quantized ") + p.what + " lives on " + p.q->device().str() + ", the norms on " +
                       w_.attn_norm.device().str() + "; move every weight to one device (QTensor::to)");
   }
+  const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
+  const int n_bias = w_.bq.defined() + w_.bk.defined() + w_.bv.defined();
+  if (n_bias != 0 && n_bias != 3)
+    throw_error(ErrorKind::InvalidArgument, name, "set all three of bq, bk, bv or none");
+  if (n_bias == 3) {
+    require_vector(w_.bq, qd, name, "bq");
+    require_vector(w_.bk, kvd, name, "bk");
+    require_vector(w_.bv, kvd, name, "bv");
+    dense.insert(dense.end(), {&w_.bq, &w_.bk, &w_.bv});
+  }
   common_device(dense, name);
   fuse_projections();
+  // One f32 bias over the fused q/k/v output (added to the f32 activations of a forward).
+  if (n_bias == 3) qkv_bias_ = concat({as_dtype(w_.bq, DType::F32), as_dtype(w_.bk, DType::F32), as_dtype(w_.bv, DType::F32)}, 0);
   if (w_.attn_norm.dtype() != DType::F32) attn_norm_f32_ = cast(w_.attn_norm, DType::F32);
   if (w_.ffn_norm.dtype() != DType::F32) ffn_norm_f32_ = cast(w_.ffn_norm, DType::F32);
   // Resolving n_rot now reports a bad rope config at construction, not at the first forward.
@@ -312,7 +325,7 @@ void TransformerBlock::fuse_projections() {
 
 void TransformerBlock::pin_weights() const {
   if (!device().is_webgpu()) return;
-  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &attn_norm_f32_, &ffn_norm_f32_})
+  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &attn_norm_f32_, &ffn_norm_f32_, &qkv_bias_})
     if (t->defined()) Runtime::get().pin(*t);
   for (const Fused* f : {&qkv_, &gate_up_})
     if (f->defined()) Runtime::get().pin(f->q.defined() ? f->q.bytes() : f->dense);
@@ -350,7 +363,11 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
   const Tensor attn_g = norm_w(w_.attn_norm, attn_norm_f32_);
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   Tensor q, k, v;
-  if (qkv_.defined() && seq == 1 && direct_product(x, qkv_.dense, qkv_.q)) {
+  // The q/k/v bias (when the block has one) in x's dtype, broadcast over the rows.
+  auto add_bias = [&](const Tensor& t, int64_t from, int64_t to) {
+    return t + as_dtype(qkv_bias_.slice(0, from, to), t.dtype());
+  };
+  if (qkv_.defined() && seq == 1 && !qkv_bias_.defined() && direct_product(x, qkv_.dense, qkv_.q)) {
     // A decode step with dense weights: the fused-norm q/k/v matvec with RoPE and the append in
     // its epilogue (one dispatch on WebGPU where its conditions hold; else the two ops below).
     q = cache.rms_norm_qkv_append_rope(x, attn_g, qkv_.dense, c.norm_eps, c.n_heads, c.rope);  // (1, H, hd)
@@ -359,7 +376,8 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
     // into the cache, v copied (one dispatch on WebGPU). At seq 1 the three slices are
     // contiguous and the kernels read them in place; at seq > 1 their rows interleave, so q
     // (which must be disjoint from k and v) is compacted first, and k and v by the append.
-    const Tensor qkv = norm_project(x, attn_g, c.norm_eps, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
+    Tensor qkv = norm_project(x, attn_g, c.norm_eps, qkv_.dense, qkv_.q);  // (seq, qd + 2 kvd)
+    if (qkv_bias_.defined()) qkv = add_bias(qkv, 0, qd + 2 * kvd);
     q = qkv.slice(1, 0, qd);
     if (seq > 1) q = q.contiguous();
     q = q.view({seq, c.n_heads, c.head_dim});
@@ -368,11 +386,15 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
     cache.append_rope(q, k, v, c.rope);                                    // cache: (pos + seq, Hkv, hd)
   } else {
     const Tensor xn = rms_norm(x, attn_g, c.norm_eps);  // (seq, dim)
-    q = project(xn, w_.wq, w_.quant.wq).view({seq, c.n_heads, c.head_dim});
-    k = project(xn, w_.wk, w_.quant.wk).view({seq, c.n_kv_heads, c.head_dim});
+    q = project(xn, w_.wq, w_.quant.wq);
+    k = project(xn, w_.wk, w_.quant.wk);
+    v = project(xn, w_.wv, w_.quant.wv);
+    if (qkv_bias_.defined()) q = add_bias(q, 0, qd), k = add_bias(k, qd, qd + kvd), v = add_bias(v, qd + kvd, qd + 2 * kvd);
+    q = q.view({seq, c.n_heads, c.head_dim});
+    k = k.view({seq, c.n_kv_heads, c.head_dim});
+    v = v.view({seq, c.n_kv_heads, c.head_dim});
     rope_(q, pos, c.rope);  // in place: fresh projection outputs, owned here
     rope_(k, pos, c.rope);
-    v = project(xn, w_.wv, w_.quant.wv).view({seq, c.n_kv_heads, c.head_dim});
     cache.append(k, v);                                                    // cache: (pos + seq, Hkv, hd)
   }
   // q (seq, H, hd)

@@ -1,4 +1,5 @@
-// wgt: command-line front end of wgtensor (info, demo).
+// wgt: command-line front end of wgtensor: the dispatcher and the info, demo and caps commands
+// (the model commands live in cmd_*.cpp).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -6,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "args.hpp"
+#include "commands.hpp"
 #include "wgt/wgt.hpp"
 #include "wgt/webgpu_info.hpp"
 
@@ -13,12 +16,16 @@ using namespace wgt;
 
 namespace {
 
-void usage() {
-  std::printf(
-      "usage: wgt <command>\n"
-      "  info    version, backends, WebGPU adapter (limits, features) or why it is unavailable\n"
-      "  demo    run a small program on every available backend and compare with the reference\n"
-      "  caps    capability table: which ops and dtypes each backend runs, and why not\n"
+void usage(FILE* out) {
+  std::fprintf(out,
+      "usage: wgt <command> [options]     (wgt <command> --help for a command's options)\n"
+      "  run      generate text with a GGUF model (without -m: the built-in default model)\n"
+      "  logits   write a model's logits for given tokens as .npy\n"
+      "  bench    prompt-processing and generation speed (a GGUF file or a synthetic model)\n"
+      "  info     version, backends, WebGPU adapter (limits, features) or why it is unavailable\n"
+      "  demo     run a small program on every available backend and compare with the reference\n"
+      "  caps     capability table: which ops and dtypes each backend runs, and why not\n"
+      "  --version, --help\n"
       "environment: WGT_POLICY=auto|gpu-strict|cpu-only  WGT_CPU_MODE=fast|reference  WGT_TRACE=1\n"
       "             WGT_DAWN_PATH=<libwebgpu_wrapper.so>  WGT_WEBGPU_ADAPTER=<index>  (see README)\n");
 }
@@ -227,17 +234,37 @@ int cmd_caps() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "demo";
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  const std::vector<std::string> rest(argv + 2, argv + argc);
   try {
-    if (cmd == "info") return cmd_info();
-    if (cmd == "demo") return cmd_demo();
-    if (cmd == "caps") return cmd_caps();
-    if (cmd == "help" || cmd == "--help" || cmd == "-h") { usage(); return 0; }
+    if (cmd == "run") return cli::cmd_run(rest);
+    if (cmd == "logits") return cli::cmd_logits(rest);
+    if (cmd == "bench") return cli::cmd_bench(rest);
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+      std::printf("wgtensor %s\n", version());
+      return 0;
+    }
+    // The commands without options: any further argument is a mistake, not something to ignore.
+    if (cmd == "info" || cmd == "demo" || cmd == "caps") {
+      if (!rest.empty()) throw cli::UsageError("takes no arguments, got '" + rest.front() + "'");
+      return cmd == "info" ? cmd_info() : cmd == "demo" ? cmd_demo() : cmd_caps();
+    }
     std::fprintf(stderr, "wgt: unknown command '%s'\n", cmd.c_str());
-    usage();
+    usage(stderr);
+    return 2;
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "wgt %s: %s (see wgt %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
     return 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "wgt: %s\n", e.what());
+    std::fprintf(stderr, "wgt %s: %s\n", cmd.c_str(), e.what());
     return 1;
   }
 }
