@@ -2,6 +2,7 @@
 // piece below is derived by hand from the scores (the derivation is written next to it).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,27 @@ TEST(TokenizerSpm, SpecialTokensInTextAndBosEos) {
   EXPECT_TRUE(tok.is_eog(2));
   EXPECT_FALSE(tok.is_eog(1));
   EXPECT_FALSE(tok.is_eog(-1));
+}
+
+TEST(TokenizerSpm, RandomTextRoundTrip) {
+  // With byte tokens every byte string survives encode + decode (the space prefix is added
+  // and removed again), spaces at either end included.
+  SpmVocab s = base_vocab();
+  Tokenizer tok(s.v);
+  std::mt19937 rng(7);
+  const std::vector<std::string> atoms = {"hello", " ", "world", "  ", "ll", "é", "\xF0\x9F\x98\x80", "abc", "\n"};
+  for (int iter = 0; iter < 200; ++iter) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 10);
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 4 == 0) {
+        text += static_cast<char>(rng() % 256);
+      } else {
+        text += atoms[rng() % atoms.size()];
+      }
+    }
+    ASSERT_EQ(tok.decode(tok.encode(text, true, false)), text) << "iteration " << iter;
+  }
 }
 
 TEST(TokenizerSpm, DefaultsAndEndOfGeneration) {
