@@ -73,7 +73,10 @@ class Tokenizer {
   bool add_bos() const;  // effective values (defaults resolved)
   bool add_eos() const;
   bool add_space_prefix() const;
-  bool is_eog(int32_t id) const;  // end of generation: eos, eot or eom
+  // End of generation: eos, eot, eom and any token spelled <|eot_id|>, <|im_end|>, <|end|>,
+  // <end_of_turn>, <|endoftext|>, <|end_of_text|>, <EOT>, _<EOT> or <|eom_id|> (llama.cpp's
+  // list). eot()/eom() unset in the Vocab take the first of these the vocabulary has.
+  bool is_eog(int32_t id) const;
   const std::string& model() const;
   const std::string& pre() const;
   const std::string& token_text(int32_t id) const;  // raw vocab string (debugging)

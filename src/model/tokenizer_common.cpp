@@ -178,6 +178,29 @@ Tokenizer::Tokenizer(Vocab v) {
   if (t.add_bos && v.bos < 0) format_error("add_bos_token is true but the vocabulary has no bos token id");
   if (t.add_eos && v.eos < 0) format_error("add_eos_token is true but the vocabulary has no eos token id");
 
+  // End of generation, as llama.cpp: eos, eot, eom, and every token spelled like a known
+  // end-of-turn marker; many GGUFs (Qwen2's <|im_end|>, ...) carry no eot_token_id at all.
+  // An unset eot / eom takes the first marker of its list the vocabulary has.
+  static const char* const kEotTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                          "<|endoftext|>", "<|end_of_text|>", "<EOT>", "_<EOT>"};
+  auto find_id = [&](const char* s) {
+    auto it = t.token_to_id.find(s);
+    return it == t.token_to_id.end() ? -1 : it->second;
+  };
+  for (const char* s : kEotTexts) {
+    const int32_t id = find_id(s);
+    if (id < 0) continue;
+    if (v.eot < 0) v.eot = id;
+    t.eog.push_back(id);
+  }
+  if (v.eom < 0) v.eom = find_id("<|eom_id|>");
+  if (const int32_t id = find_id("<|eom_id|>"); id >= 0) t.eog.push_back(id);
+  for (int32_t id : {v.eos, v.eot, v.eom}) {
+    if (id >= 0) t.eog.push_back(id);
+  }
+  std::sort(t.eog.begin(), t.eog.end());
+  t.eog.erase(std::unique(t.eog.begin(), t.eog.end()), t.eog.end());
+
   t.v = std::move(v);
   t.piece.resize(n);
   for (size_t i = 0; i < n; ++i) t.piece[i] = piece_of(t, static_cast<int32_t>(i));
@@ -288,8 +311,7 @@ const std::string& Tokenizer::model() const { return impl_->v.model; }
 const std::string& Tokenizer::pre() const { return impl_->v.pre; }
 
 bool Tokenizer::is_eog(int32_t id) const {
-  const Vocab& v = impl_->v;
-  return id >= 0 && (id == v.eos || id == v.eot || id == v.eom);
+  return std::binary_search(impl_->eog.begin(), impl_->eog.end(), id);
 }
 
 const std::string& Tokenizer::token_text(int32_t id) const {

@@ -48,6 +48,7 @@ struct TokenizerImpl {
   std::array<int32_t, 256> byte_token{};  // "<0xNN>" tokens, -1 when absent
   std::vector<std::string> piece;         // token_to_piece per id, computed once
   std::vector<int32_t> specials;          // matched in text, longest first
+  std::vector<int32_t> eog;               // end-of-generation ids, sorted
   std::unordered_map<std::string, int32_t> merge_rank;  // key "left right"
   std::unique_ptr<PreTokenizer> pre;
 
