@@ -13,7 +13,7 @@ bash scripts/build.sh >/dev/null
 if [ $# -gt 0 ]; then
   exec ./build/wgt run "$@"
 fi
-args=(--temp 0 -n 48 --print-tokens -p "Once upon a time")
+args=(--temp 0 -n 48 --ignore-eos --print-tokens -p "Once upon a time")
 echo "[run] wgt run ${args[*]}   (device: auto)" >&2
 auto_out=$(./build/wgt run "${args[@]}" | tee /dev/stderr)
 echo "[run] the same on the CPU: wgt run ${args[*]} --device cpu" >&2

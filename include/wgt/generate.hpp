@@ -21,6 +21,7 @@ struct SamplerParams {
   double repeat_penalty = 1.0;  // 1: off; > 1 divides positive logits (multiplies negative ones)
   int64_t repeat_last_n = 64;
   uint64_t seed = 0;
+  std::vector<int32_t> suppress;  // ids never drawn (their logits count as -inf), e.g. EOS for --ignore-eos
 };
 
 class Sampler {

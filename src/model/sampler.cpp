@@ -33,6 +33,8 @@ int32_t Sampler::sample(const float* logits, int64_t n, const std::vector<int32_
       v = v > 0 ? static_cast<float>(v / p_.repeat_penalty) : static_cast<float>(v * p_.repeat_penalty);
     }
   }
+  for (int32_t id : p_.suppress)
+    if (id >= 0 && id < n) l[static_cast<size_t>(id)] = -INFINITY;
   // NaN logits never win: they are treated as -inf everywhere below.
   for (float& v : l)
     if (std::isnan(v)) v = -INFINITY;

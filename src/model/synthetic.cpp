@@ -110,7 +110,9 @@ uint64_t write_synthetic_model(const std::string& path, const SyntheticShape& s,
       Tensor f = rand_normal({rows, cols}, next_seed++, 0.0, 1.0 / std::sqrt(static_cast<double>(cols)));
       std::pair<Tensor, QTensor> v;
       if (dense) v.first = type == "f16" ? cast(f, DType::F16) : f;
-      else v.second = quantize(f, as_output && low_bit ? QType::Q6_K : qt);
+      // llama.cpp's choice for the output of the 4-6 bit types: Q6_K, or Q8_0 where rows are
+      // not whole 256-element blocks.
+      else v.second = quantize(f, as_output && low_bit ? (cols % 256 == 0 ? QType::Q6_K : QType::Q8_0) : qt);
       it = cache.emplace(role, std::move(v)).first;
     }
     return it->second;

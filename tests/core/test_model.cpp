@@ -123,6 +123,15 @@ TEST(Sampler, SameSeedSameDraws) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(a.sample(l.data(), 50, {}), b.sample(l.data(), 50, {}));
 }
 
+TEST(Sampler, SuppressedIdsAreNeverDrawn) {
+  SamplerParams p;
+  p.temperature = 0;
+  p.suppress = {1, 7};  // 7 is outside the vocabulary: ignored
+  Sampler s(p);
+  const std::vector<float> l = {0.5f, 3.0f, 1.0f};
+  EXPECT_EQ(s.sample(l.data(), 3, {}), 2);
+}
+
 TEST(Sampler, RejectsBadParameters) {
   SamplerParams p;
   p.top_p = 0;

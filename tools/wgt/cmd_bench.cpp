@@ -130,7 +130,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   auto row = [&](const std::string& test, const std::vector<double>& tps) {
     const Summary s = summarize(tps);
     char params_s[32], tps_s[48];
-    std::snprintf(params_s, sizeof params_s, "%.2f B", params / 1e9);
+    if (params >= 1000000000) std::snprintf(params_s, sizeof params_s, "%.2f B", params / 1e9);
+    else std::snprintf(params_s, sizeof params_s, "%.2f M", params / 1e6);
     std::snprintf(tps_s, sizeof tps_s, "%.2f ± %.2f", s.mean, s.std);
     std::printf("| %-28s | %10s | %8s | %-9s | %-12s | %20s |\n", model_col, human_bytes(m.weight_bytes()).c_str(), params_s,
                 dev.str().c_str(), test.c_str(), tps_s);

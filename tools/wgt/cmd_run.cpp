@@ -32,6 +32,7 @@ const char* kRunHelp =
     "  -s, --seed S            sampling seed (default: random, printed in the statistics)\n"
     "  -c, --ctx N             context length (default min(the model's, 4096))\n"
     "      --device D          auto (default: webgpu:0 when usable, else cpu), cpu, webgpu, webgpu:N\n"
+    "      --ignore-eos        never sample end-of-generation tokens (generate exactly -n tokens)\n"
     "      --print-tokens      print the prompt + generated token ids on the last line of stdout\n"
     "  -q, --quiet             no progress bar, no statistics on stderr\n";
 
@@ -87,6 +88,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (auto seed = a.value("seed", "s")) sp.seed = static_cast<uint64_t>(parse_int(*seed, "--seed", 0, INT64_MAX));
   else sp.seed = std::random_device{}();
   const bool print_tokens = a.flag("print-tokens");
+  const bool ignore_eos = a.flag("ignore-eos");
   const PromptArgs pa = parse_prompt(a);
   a.finish();
   const Device dev = resolve_device(ma.device);
@@ -96,8 +98,11 @@ int cmd_run(const std::vector<std::string>& argv) {
   const std::vector<int32_t> prompt = prompt_tokens(pa, tok, ma.path.empty() ? "Once upon a time" : "");
   if (!ma.quiet) std::fprintf(stderr, "wgt: %s (loaded in %.2f s)\n", describe(lm).c_str(), lm.load_seconds);
 
+  if (ignore_eos)
+    for (int32_t id = 0; id < tok.n_vocab(); ++id)
+      if (tok.is_eog(id)) sp.suppress.push_back(id);
   std::vector<int32_t> all = prompt;
-  Tokenizer::StreamDecoder dec(tok);
+  Tokenizer::StreamDecoder dec(tok, /*from_start=*/true);  // drops SPM's space prefix like decode()
   // The prompt is echoed as the tokenizer decodes it, then the continuation streams.
   std::string shown;
   for (int32_t id : prompt) shown += dec.push(id);

@@ -10,6 +10,7 @@
 
 #include "wgt/runtime.hpp"
 #include "wgt/synthetic.hpp"
+#include "wgt/wgt.hpp"
 
 namespace wgt::cli {
 
@@ -39,7 +40,7 @@ std::string default_model_path(bool verbose) {
   else if (const char* h = std::getenv("HOME"); h && *h) dir = fs::path(h) / ".cache" / "wgtensor";
   else dir = fs::temp_directory_path() / "wgtensor";
   // The version in the name: a newer wgt regenerates instead of reading an older layout.
-  const fs::path file = dir / (std::string("default-tiny-q8_0-") + version() + ".gguf");
+  const fs::path file = dir / (std::string("default-tiny-f16-") + version() + ".gguf");
   if (fs::exists(file)) return file.string();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -47,7 +48,7 @@ std::string default_model_path(bool verbose) {
   if (verbose) std::fprintf(stderr, "wgt: generating the built-in default model (random weights) at %s\n", file.c_str());
   // Written under a unique name, then renamed: concurrent first runs never see half a file.
   const fs::path tmp = dir / ("default.tmp." + std::to_string(::getpid()) + ".gguf");
-  write_synthetic_model(tmp.string(), synthetic_shape("tiny"), "q8_0", 7);
+  write_synthetic_model(tmp.string(), synthetic_shape("tiny"), "f16", 7);
   fs::rename(tmp, file, ec);
   if (ec) throw Error(ErrorKind::IO, "wgt run", "cannot rename to " + file.string() + ": " + ec.message());
   return file.string();

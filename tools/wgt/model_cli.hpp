@@ -14,7 +14,7 @@ namespace wgt::cli {
 // An explicit WebGPU device that is unavailable is an error naming why.
 Device resolve_device(const std::string& spec);
 
-// The built-in default model: synthetic shape "tiny" (random weights, Q8_0), generated through
+// The built-in default model: synthetic shape "tiny" (random weights, F16), generated through
 // the GGUF writer on first use into $XDG_CACHE_HOME/wgtensor (else ~/.cache/wgtensor, else /tmp).
 std::string default_model_path(bool verbose);
 
