@@ -12,7 +12,7 @@ for f in build/wgt build/wgt_webgpu_tests build/wgt_core_tests build/bench_* bui
   [ -x "$f" ] && strip -o "$stage/bin/$(basename "$f")" "$f"
 done
 cp third_party/dawn/libwebgpu_wrapper.so "$stage/lib/"
-for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian; do
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian libpcre2-8.so.0; do
   p=$(ldconfig -p | awk -v l="$lib" '$1==l {print $NF; exit}')
   [ -n "$p" ] && cp -L "$p" "$stage/lib/$lib"
 done

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,7 +18,12 @@
 
 namespace wgt_test {
 
-inline std::string fixture_path(const std::string& name) { return std::string(WGT_FIXTURES_DIR) + "/" + name; }
+// The build's fixture folder, or $WGT_TEST_FIXTURES where the tests run away from the checkout
+// (the GPU benchmark machine gets a copy of the fixtures beside the binaries).
+inline std::string fixture_path(const std::string& name) {
+  const char* over = std::getenv("WGT_TEST_FIXTURES");
+  return std::string(over && *over ? over : WGT_FIXTURES_DIR) + "/" + name;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
