@@ -34,6 +34,11 @@ class Storage : public std::enable_shared_from_this<Storage> {
   Storage(size_t nbytes, Device device);
   // A storage that never holds bytes: describes an output for capability checks.
   static std::shared_ptr<Storage> meta(size_t nbytes, Device device);
+  // A CPU storage over host bytes owned elsewhere (a file mapping, another storage): no copy.
+  // `data` must stay valid while `keep_alive` lives; the storage holds `keep_alive` until it
+  // is destroyed. Reads and writes go to `data` itself (a mapping meant to be written must be
+  // private, e.g. MAP_PRIVATE, so the file never changes).
+  static std::shared_ptr<Storage> external(uint8_t* data, size_t nbytes, std::shared_ptr<const void> keep_alive);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -43,10 +48,19 @@ class Storage : public std::enable_shared_from_this<Storage> {
   uint64_t id() const { return id_; }  // unique per allocation, process-wide
 
   // Host bytes: always present for CPU storage; for device storage only while evicted/staged.
-  uint8_t* host_data() const { return host_ ? host_->data : nullptr; }
-  bool has_host() const { return static_cast<bool>(host_); }
+  uint8_t* host_data() const { return host_ ? host_->data : borrowed_; }
+  bool has_host() const { return host_ || borrowed_; }
+  bool host_borrowed() const { return borrowed_ != nullptr; }  // host bytes owned elsewhere
   void ensure_host();   // allocates (uninitialized) host bytes if missing
-  void drop_host() { host_.reset(); }
+  // Releases the host bytes: frees owned ones, drops the reference to borrowed ones.
+  void drop_host() {
+    host_.reset();
+    borrowed_ = nullptr;
+    borrowed_keep_.reset();
+  }
+  // Lends a device storage its host bytes for the next upload (which drops them) instead of
+  // copying them into bytes of its own. Requires that the storage has no host bytes yet.
+  void borrow_host(uint8_t* data, std::shared_ptr<const void> keep_alive);
 
   // Device buffer, present while resident.
   const std::shared_ptr<DeviceBuffer>& buffer() const { return buffer_; }
@@ -66,6 +80,8 @@ class Storage : public std::enable_shared_from_this<Storage> {
   Device device_;
   uint64_t id_;
   std::unique_ptr<HostBytes> host_;
+  uint8_t* borrowed_ = nullptr;                // host bytes owned by borrowed_keep_ (never freed here)
+  std::shared_ptr<const void> borrowed_keep_;
   std::shared_ptr<DeviceBuffer> buffer_;
   bool pinned_ = false;
   uint64_t last_use_ = 0;

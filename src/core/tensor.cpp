@@ -335,8 +335,9 @@ Tensor Tensor::to(Device d) const {
   }
   Tensor src = device().is_cpu() ? contiguous() : to(Device::cpu());  // device->device goes via host
   auto st = std::make_shared<Storage>(src.nbytes(), d);
-  st->ensure_host();
-  if (src.nbytes()) std::memcpy(st->host_data(), src.data_ptr(), src.nbytes());
+  // The upload reads src's bytes in place (no staging copy; matters for weights mapped from a
+  // file) and drops the borrowed reference when done.
+  st->borrow_host(static_cast<uint8_t*>(src.data_ptr()), src.storage());
   Runtime::get().upload(*st);
   return Tensor(std::move(st), shape_, contiguous_strides(shape_), 0, dtype_);
 }
