@@ -168,10 +168,12 @@ uint64_t tensor_nbytes(const Cursor& c, const std::string& name, const std::vect
   const uint64_t ne0 = ne.empty() ? 1 : static_cast<uint64_t>(ne[0]);
   if (ne0 % ts.block_elems != 0)
     c.fail(what + ": ne[0] = " + std::to_string(ne0) + " is not a multiple of the block size " + std::to_string(ts.block_elems));
-  // The element count must fit in int64 too (shapes are int64), even when the byte size is 0.
-  int64_t numel = 1;
-  for (int64_t d : ne)
-    if (__builtin_mul_overflow(numel, d, &numel)) c.fail(what + ": element count overflows 64 bits");
+  // The shape must be one a Tensor accepts (shape = reversed ne), even when the byte size is 0.
+  try {
+    checked_numel(Shape(ne.rbegin(), ne.rend()), "gguf");
+  } catch (const Error& e) {
+    c.fail(what + ": element count overflows (" + e.message() + ")");
+  }
   uint64_t total = 0;
   bool over = __builtin_mul_overflow(ne0 / ts.block_elems, static_cast<uint64_t>(ts.block_bytes), &total);
   for (size_t i = 1; i < ne.size() && !over; ++i) over = __builtin_mul_overflow(total, static_cast<uint64_t>(ne[i]), &total);
