@@ -4,6 +4,7 @@
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
+#include "wgt/gguf.hpp"
 #include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/profile.hpp"

@@ -118,7 +118,7 @@ void Storage::borrow_host(uint8_t* data, std::shared_ptr<const void> keep_alive)
 }
 
 void Storage::ensure_host() {
-  if (!host_) host_ = std::make_unique<HostBytes>(nbytes_);
+  if (!has_host()) host_ = std::make_unique<HostBytes>(nbytes_);
 }
 
 }  // namespace wgt
