@@ -25,7 +25,7 @@ struct Policy {
   double min_gpu_work = 1 << 16;
   // Device-memory budget in bytes; 0 = default (90% of the adapter's reported heap, else 4 GiB).
   // Placement honours it: under auto, an op on host inputs whose device working set does not
-  // fit next to the pinned bytes runs on the CPU (docs/architecture.md, "Memory and residency").
+  // fit next to the pinned (unevictable) bytes runs on the CPU (docs/architecture.md, "Memory and residency").
   uint64_t memory_budget = 0;
   bool trace = false;  // print one line per decision to stderr
 };
@@ -152,7 +152,9 @@ class Runtime {
   void make_resident(Storage& s, const char* op);
   // ensure_room without the error: false when the room could not be made.
   bool make_room(Device d, uint64_t nbytes, const char* op);
-  uint64_t unevictable_bytes(Device d);  // pinned resident bytes on d
+  // Device bytes eviction cannot free: pinned storages plus what the backend holds besides
+  // tensors and its free pool.
+  uint64_t unevictable_bytes(Device d);
   // Whether the call's device working set fits the budget next to the pinned bytes; `why`
   // gets the reason when not.
   bool fits_device(const OpCall& call, const std::vector<OutSpec>& outs, Device d, std::string* why);

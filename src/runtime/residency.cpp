@@ -117,11 +117,21 @@ bool Runtime::make_room(Device d, uint64_t nbytes, const char* op) {
 }
 
 uint64_t Runtime::unevictable_bytes(Device d) {
-  uint64_t pinned = 0;
+  uint64_t pinned = 0, resident = 0;
   prune_residents();
   for (auto& r : residents_)
-    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && s->pinned()) pinned += s->nbytes();
-  return pinned;
+    if (auto s = r.storage.lock(); s && s->device() == d && s->resident()) {
+      resident += s->nbytes();
+      if (s->pinned()) pinned += s->nbytes();
+    }
+  // What the backend holds beyond tensors and its free pool (uniform rings, scratch) is no
+  // more evictable than a pinned tensor.
+  uint64_t other = 0;
+  if (DeviceBackend* b = webgpu_backend(d.index)) {
+    const uint64_t held = b->bytes_allocated() - std::min(b->bytes_allocated(), b->bytes_pooled());
+    other = held > resident ? held - resident : 0;
+  }
+  return pinned + other;
 }
 
 void Runtime::make_resident(Storage& s, const char* op) {

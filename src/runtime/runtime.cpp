@@ -181,12 +181,14 @@ bool Runtime::fits_device(const OpCall& call, const std::vector<OutSpec>& outs, 
     need += in.device() == d ? in.storage()->nbytes() : in.nbytes();  // to() uploads the compacted view
   }
   const uint64_t budget = memory_budget(d.index);
-  // tracked_bytes_ bounds the pinned bytes from above: the walk is needed only near the budget.
-  if (need + tracked_bytes_ <= budget) return true;
-  const uint64_t pinned = unevictable_bytes(d);
-  if (pinned <= budget && need <= budget - pinned) return true;
+  // Fast path without the walk: tracked_bytes_ bounds the pinned bytes from above, and the
+  // backend's allocation bounds what it holds besides.
+  if (DeviceBackend* b = webgpu_backend(d.index); b && need + std::max(tracked_bytes_, b->bytes_allocated()) <= budget)
+    return true;
+  const uint64_t held = unevictable_bytes(d);
+  if (held <= budget && need <= budget - held) return true;
   *why = "device working set of " + std::to_string(need) + " bytes does not fit the memory budget of " +
-         std::to_string(budget) + " bytes (" + std::to_string(pinned) + " pinned)";
+         std::to_string(budget) + " bytes next to " + std::to_string(held) + " bytes pinned or held by the backend";
   return false;
 }
 

@@ -131,7 +131,7 @@ TEST_F(CpuPlacement, InPlaceRopeAndKvAppendAreRuntimeCalls) {
     EXPECT_EQ(cache.view_k().to_vector<float>(), k.to_vector<float>());
     Tensor q = Tensor::from_vector(randv(2 * 8, 6), {1, 2, 8});
     const Tensor k1 = k.slice(0, 0, 1).contiguous();
-    cache.append_rope(q, k1, k1);
+    cache.append_rope(q, k1, k1, RopeConfig{});
     expect_decision("kv_append_rope", be);
     EXPECT_EQ(cache.size(), 3);
   }

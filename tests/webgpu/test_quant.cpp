@@ -921,6 +921,11 @@ TEST_F(QuantWebGPU, TypedErrors) {
               [&] { (void)qmatmul_t(Tensor::from_vector(randn(128, 2, 1.f), {1, 128}).to(Device::webgpu()), w); });
   expect_kind(ErrorKind::DTypeMismatch, "qmatmul_t",
               [&] { (void)qmatmul_t(zeros({1, 256}, DType::I32, Device::webgpu()), w); });
+  // i64 device ids are beyond the kernel: Unsupported without fallback (with it, the CPU runs
+  // the call: test_placement.cpp).
+  Policy strict = Runtime::get().policy();
+  strict.allow_fallback = false;
+  Runtime::get().set_policy(strict);
   expect_kind(ErrorKind::Unsupported, "get_rows",
               [&] { (void)get_rows(w, Tensor::from_vector(std::vector<int64_t>{0}, {1}).to(Device::webgpu())); });
   expect_kind(ErrorKind::DTypeMismatch, "get_rows",
