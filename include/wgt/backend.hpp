@@ -62,6 +62,9 @@ struct OpCall {
   // Shapes/dtypes of the outputs, set by the runtime before supports() (outputs are
   // allocated only after a backend is chosen; creation ops and casts need these to decide).
   std::vector<std::pair<Shape, DType>> out_specs{};
+  // Bit i set: the op writes inputs[i] in place (RoPE in place, KV-cache appends). The runtime
+  // then runs it on the backend of that tensor's device and never moves that tensor.
+  uint32_t mutates = 0;
 };
 
 // Splitting a call with a prologue (attrs.prologue != None; its operand is the last input)

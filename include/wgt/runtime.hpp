@@ -23,7 +23,9 @@ struct Policy {
   // Load threshold: calls whose inputs are all on the host and whose estimated work is below
   // this run on CPU (in elementwise-equivalent operations).
   double min_gpu_work = 1 << 16;
-  // Device-memory budget in bytes; 0 = default (adapter heaps, else 2 GiB).
+  // Device-memory budget in bytes; 0 = default (90% of the adapter's reported heap, else 4 GiB).
+  // Placement honours it: under auto, an op on host inputs whose device working set does not
+  // fit next to the pinned (unevictable) bytes runs on the CPU (docs/architecture.md, "Memory and residency").
   uint64_t memory_budget = 0;
   bool trace = false;  // print one line per decision to stderr
 };
@@ -84,6 +86,7 @@ class Runtime {
   DeviceBackend& device_backend(Device d, const char* op);  // throws Unsupported if unavailable
 
   // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.
+  // An in-place call (call.mutates) must pass the device of the tensors it writes as target.
   std::vector<Tensor> run(OpCall& call, const std::vector<OutSpec>& outs, Device target);
   // (moved out of the temporary result vector: a copy would copy its shape and strides)
   Tensor run1(OpCall& call, const OutSpec& out, Device target) { return std::move(run(call, {out}, target)[0]); }
@@ -96,7 +99,9 @@ class Runtime {
   void synchronize();
 
   // ---- residency (device-memory budget, LRU eviction, pinning) ----
-  // Pinned storage is never evicted; pinning an evicted tensor re-uploads it.
+  // Pinned storage is never evicted; pinning an evicted tensor re-uploads it. Pins are counted
+  // per storage (views share it): a storage stays pinned until every pin() has had its
+  // unpin(); unpin() of a storage that is not pinned throws InvalidArgument.
   void pin(const Tensor& t);
   void unpin(const Tensor& t);
   bool is_resident(const Tensor& t) const;
@@ -145,6 +150,14 @@ class Runtime {
   void track(Storage& s);
   void prune_residents();  // drops dead entries, recomputes tracked_bytes_
   void make_resident(Storage& s, const char* op);
+  // ensure_room without the error: false when the room could not be made.
+  bool make_room(Device d, uint64_t nbytes, const char* op);
+  // Device bytes eviction cannot free: pinned storages plus what the backend holds besides
+  // tensors and its free pool.
+  uint64_t unevictable_bytes(Device d);
+  // Whether the call's device working set fits the budget next to the pinned bytes; `why`
+  // gets the reason when not.
+  bool fits_device(const OpCall& call, const std::vector<OutSpec>& outs, Device d, std::string* why);
 };
 
 // Free-function forms of the pinning API.

@@ -68,8 +68,11 @@ class Storage : public std::enable_shared_from_this<Storage> {
   bool resident() const { return static_cast<bool>(buffer_); }
 
   // Residency-manager state.
-  bool pinned() const { return pinned_; }
-  void set_pinned(bool p) { pinned_ = p; }
+  // Pinning is counted: every pin() needs its own unpin() (Runtime::pin / unpin).
+  bool pinned() const { return pin_count_ > 0; }
+  uint32_t pin_count() const { return pin_count_; }
+  void add_pin() { ++pin_count_; }
+  void drop_pin() { --pin_count_; }
   uint64_t last_use() const { return last_use_; }
   void touch(uint64_t tick) { last_use_ = tick; }
   bool tracked() const { return tracked_; }  // known to the residency manager
@@ -83,7 +86,7 @@ class Storage : public std::enable_shared_from_this<Storage> {
   uint8_t* borrowed_ = nullptr;                // host bytes owned by borrowed_keep_ (never freed here)
   std::shared_ptr<const void> borrowed_keep_;
   std::shared_ptr<DeviceBuffer> buffer_;
-  bool pinned_ = false;
+  uint32_t pin_count_ = 0;
   uint64_t last_use_ = 0;
   bool tracked_ = false;
 };

@@ -17,6 +17,12 @@ class Tensor {
  public:
   Tensor() = default;  // undefined tensor
   Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype);
+  // A moved-from tensor is an undefined one (numel 0, empty shape), not a handle that lost
+  // its storage but still reports its old shape.
+  Tensor(const Tensor&) = default;
+  Tensor& operator=(const Tensor&) = default;
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
 
   // Uninitialized tensor, contiguous. On a WebGPU device the bytes are undefined until written.
   static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());

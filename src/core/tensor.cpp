@@ -28,6 +28,28 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
   }
 }
 
+Tensor::Tensor(Tensor&& o) noexcept
+    : storage_(std::move(o.storage_)), shape_(std::move(o.shape_)), strides_(std::move(o.strides_)),
+      offset_(o.offset_), numel_(o.numel_), dtype_(o.dtype_) {
+  o = Tensor();
+}
+
+Tensor& Tensor::operator=(Tensor&& o) noexcept {
+  if (this == &o) return *this;
+  storage_ = std::move(o.storage_);
+  shape_ = std::move(o.shape_);
+  strides_ = std::move(o.strides_);
+  offset_ = o.offset_;
+  numel_ = o.numel_;
+  dtype_ = o.dtype_;
+  o.shape_.clear();  // (a moved-from vector is only "valid but unspecified")
+  o.strides_.clear();
+  o.offset_ = 0;
+  o.numel_ = 0;
+  o.dtype_ = DType::F32;
+  return *this;
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   int64_t n = validate_shape(shape, "empty");
   size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
@@ -333,11 +355,20 @@ Tensor Tensor::to(Device d) const {
     copy_to_host(out.data_ptr(), nbytes());
     return out;
   }
-  Tensor src = device().is_cpu() ? contiguous() : to(Device::cpu());  // device->device goes via host
+  // Host -> device: the view is compacted on the host, straight into the bytes to upload. Not
+  // with contiguous(): that is an op, and the runtime calls to() to move an op's inputs, so
+  // the policy could send the compaction back here (unbounded recursion). Device -> device
+  // goes via the host.
+  const Tensor src = device().is_cpu() ? *this : to(Device::cpu());
   auto st = std::make_shared<Storage>(src.nbytes(), d);
-  // The upload reads src's bytes in place (no staging copy; matters for weights mapped from a
-  // file) and drops the borrowed reference when done.
-  st->borrow_host(static_cast<uint8_t*>(src.data_ptr()), src.storage());
+  if (src.is_contiguous()) {
+    // The upload reads src's bytes in place (no staging copy; matters for weights mapped from
+    // a file) and drops the borrowed reference when done.
+    st->borrow_host(static_cast<uint8_t*>(src.data_ptr()), src.storage());
+  } else {
+    st->ensure_host();
+    src.copy_to_host(st->host_data(), src.nbytes());
+  }
   Runtime::get().upload(*st);
   return Tensor(std::move(st), shape_, contiguous_strides(shape_), 0, dtype_);
 }

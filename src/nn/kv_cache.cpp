@@ -1,8 +1,8 @@
 // KVCache: preallocated K/V buffers [max_ctx, n_kv_heads, head_dim] filled row by row.
-// Appends write in place (OpKind::KVAppend). The runtime's policy may move an op's inputs to
-// another backend, which for an in-place op would write into a temporary copy; so append
-// picks the backend itself: the CPU kernel for a host cache, the WebGPU kernel for a device
-// cache when that backend has one, else a host-side conversion plus a buffer write.
+// Appends write in place (OpKind::KVAppend, declared in OpCall::mutates, so the runtime runs
+// them where the cache lives and never on a moved copy): the CPU kernel for a host cache, the
+// WebGPU kernel for a device cache when that backend has one, else a host-side conversion
+// plus a buffer write.
 // append_rope is the same op with RoPE applied to k (and to a q rotated in place);
 // rms_norm_qkv_append_rope is the q/k/v projection's MatMul with it as an epilogue.
 #include <cmath>
@@ -17,15 +17,8 @@ using namespace ops_detail;
 namespace {
 std::string i2s(int64_t v) { return std::to_string(v); }
 
-// An in-place KVAppend into a host cache: the CPU kernel, counted in the stats as the runtime
-// would (the runtime itself is bypassed: it could redirect an in-place op to a copy).
-void run_on_host_cache(Runtime& rt, OpCall& call) {
-  Backend& cpu = rt.cpu_backend();
-  cpu.execute(call);
-  auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
-  c.calls++;
-  c.last_reason = "in-place write into a host cache";
-}
+// KVAppend writes the caches (inputs 0 and 2) and, with RoPE, q (input 4) in place.
+constexpr uint32_t kWritesCaches = 1u << 0 | 1u << 2, kWritesQ = 1u << 4;
 }  // namespace
 
 KVCache::KVCache(int64_t max_ctx, int64_t n_kv_heads, int64_t head_dim, DType dtype, Device device)
@@ -124,10 +117,11 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
 
   Runtime& rt = Runtime::get();
   OpCall call{OpKind::KVAppend, "kv_append_rope", {k_, k, v_, v, q}, {}, rk.attrs, 0.0, {}};
+  call.mutates = kWritesCaches | kWritesQ;
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
   if (device_.is_cpu()) {
-    run_on_host_cache(rt, call);
+    rt.run(call, {}, device_);  // in place on the host tensors: the CPU kernel, recorded as every op
   } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
     rt.run(call, {}, device_);  // as write_rows: every input on this device, so it runs there
   } else {
@@ -170,6 +164,7 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
                       eps >= 0;
   if (one_op) {
     OpCall call{OpKind::MatMul, "rms_norm_qkv_append_rope", {x, w_qkv, k_, v_, g}, {}, rope_attrs, 0.0, {}};
+    call.mutates = 1u << 2 | 1u << 3;  // the caches
     call.attrs.transpose_b = true;
     call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
     call.attrs.eps = eps;
@@ -198,10 +193,11 @@ void KVCache::write_rows(const Tensor& k, const Tensor& v) {
   Runtime& rt = Runtime::get();
   // One call for both caches: one dispatch per decode step on WebGPU.
   OpCall call{OpKind::KVAppend, "kv_append", {k_, k, v_, v}, {}, {}, 0.0, {}};
+  call.mutates = kWritesCaches;
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel());
   if (device_.is_cpu()) {
-    run_on_host_cache(rt, call);
+    rt.run(call, {}, device_);  // in place on the host caches: the CPU kernel, recorded as every op
     return;
   }
   DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");

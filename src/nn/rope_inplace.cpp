@@ -1,9 +1,9 @@
 // rope_: RoPE written into x's own storage (OpKind::Rope with no outputs, contract in
-// src/ops/nn.cpp). Like KVCache::append, an in-place op picks its backend itself: the
-// runtime's policy may move inputs to another backend, which would rotate a temporary copy.
-// So: the CPU kernel for a host x; the WebGPU kernel (rope_inplace.wgsl, which writes through
-// x's strides) for a device x when the backend supports the call; else a host round trip
-// that reads the view's byte span, rotates it on the CPU and writes the span back.
+// src/ops/nn.cpp), declared to write x (OpCall::mutates) so that the runtime runs it where x
+// lives and never on a moved copy: the CPU kernel for a host x; the WebGPU kernel
+// (rope_inplace.wgsl, which writes through x's strides) for a device x when the backend
+// supports the call; else a host round trip that reads the view's byte span, rotates it on
+// the CPU and writes the span back.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -96,10 +96,9 @@ void rope_inplace(Tensor& x, const Tensor* positions, int64_t offset, const Rope
     throw_error(ErrorKind::InvalidArgument, name, "positions share x's storage, which rope_ overwrites; pass a separate tensor");
   if (x.numel() == 0) return;
   Runtime& rt = Runtime::get();
+  call.mutates = 1u;  // x: the runtime runs the call where x lives, on x itself
   if (x.device().is_cpu()) {
-    Backend& cpu = rt.cpu_backend();
-    cpu.execute(call);
-    record(name, cpu.name(), "in-place on a host tensor", false, 0, 0);
+    rt.run(call, {}, x.device());  // the CPU kernel of the policy's CPU mode, recorded as every op
     return;
   }
   DeviceBackend& gpu = rt.device_backend(x.device(), name);

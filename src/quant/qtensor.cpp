@@ -125,29 +125,14 @@ QTensor quantize(const Tensor& w_in, QType type) {
   return QTensor::from_tensor(type, rows, cols, bytes);
 }
 
-Tensor dequantize(const QTensor& w_in) {
+Tensor dequantize(const QTensor& w) {
   const char* op = "dequantize";
-  require_defined_q(w_in, op);
-  if (w_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly) {
-    if (w_in.rows() == 0 || w_in.cols() == 0) return Tensor::empty({w_in.rows(), w_in.cols()}, DType::F32, w_in.device());
-    OpCall call{OpKind::QDequantize, op, {w_in.bytes().view({w_in.rows(), static_cast<int64_t>(w_in.row_bytes())})}, {}, {}};
-    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
-    call.work = static_cast<double>(w_in.rows()) * static_cast<double>(w_in.cols());
-    DeviceBackend& gpu = Runtime::get().device_backend(w_in.device(), op);
-    if (Support s = gpu.supports(call); !s.ok)
-      throw_error(ErrorKind::Unsupported, op,
-                  w_in.str() + " on " + gpu.name() + ": " + s.reason + "; move it to the CPU with QTensor::to first");
-    return Runtime::get().run1(call, {{w_in.rows(), w_in.cols()}, DType::F32}, w_in.device());
-  }
-  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
-  Tensor out = Tensor::empty({w.rows(), w.cols()}, DType::F32);
-  float* y = out.data<float>();
-  const uint8_t* src = w.data();
-  cpu_fast::parallel_for(0, w.rows(), 16, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      quant::dequantize_row(w.qtype(), src + static_cast<size_t>(r) * w.row_bytes(), y + r * w.cols(), w.cols());
-  });
-  return w_in.device().is_cpu() ? out : out.to(w_in.device());
+  require_defined_q(w, op);
+  if (w.rows() == 0 || w.cols() == 0) return Tensor::empty({w.rows(), w.cols()}, DType::F32, w.device());
+  OpCall call{OpKind::QDequantize, op, {w.bytes().view({w.rows(), static_cast<int64_t>(w.row_bytes())})}, {}, {}};
+  call.attrs.qtype = static_cast<uint8_t>(w.qtype());
+  call.work = static_cast<double>(w.rows()) * static_cast<double>(w.cols());
+  return Runtime::get().run1(call, {{w.rows(), w.cols()}, DType::F32}, w.device());
 }
 
 namespace {
@@ -160,10 +145,11 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
   require_defined_q(w_in, op);
   if (!x_arg.defined()) throw_error(ErrorKind::InvalidArgument, op, "x is an undefined tensor");
   Tensor x_in = x_arg;
-  // The norm / silu_mul is fused into the WebGPU kernel for f32 operands on a device;
-  // otherwise it runs as its own op first (rms_norm / silu_mul validate their operands).
+  // The norm / silu_mul is fused into the call (the WebGPU kernel applies it while loading x;
+  // the CPU kernels split it off) for f32 operands on a device; otherwise it runs as its own
+  // op first (rms_norm / silu_mul validate their operands).
   bool fuse = false;
-  const bool on_device = x_in.device().is_webgpu() && Runtime::get().policy().mode != PolicyMode::CpuOnly;
+  const bool on_device = x_in.device().is_webgpu();
   if (norm_w) {
     if (!norm_w->defined()) throw_error(ErrorKind::InvalidArgument, op, "the norm weight is an undefined tensor");
     fuse = x_in.dtype() == DType::F32 && x_in.dim() >= 1 && norm_w->dim() == 1 && norm_w->dtype() == DType::F32 &&
@@ -194,59 +180,39 @@ Tensor qmatmul_impl(const Tensor& x_arg, const QTensor& w_in, const Tensor* norm
       throw_error(ErrorKind::InvalidArgument, op,
                   "the addend lives on " + addend->device().str() + " but x on " + x_in.device().str() + "; move them to one device first");
   }
-  const bool on_gpu = x_in.device().is_webgpu() || w_in.device().is_webgpu();
-  if (on_gpu && x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
+  if (x_in.device().is_webgpu() && w_in.device().is_webgpu() && x_in.device() != w_in.device())
     throw_error(ErrorKind::InvalidArgument, op,
                 "x lives on " + x_in.device().str() + " but the weight on " + w_in.device().str() +
                     "; move them to one device first");
-  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && M > 0 && N > 0 && K > 0) {
-    // WebGPU kernel through the runtime (counted in the stats). The runtime's CPU fallback
-    // has no quantized kernel (the CPU path below is direct), so an unsupported case is
-    // reported here instead of failing inside the fallback.
-    const Device dev = x_in.device().is_webgpu() ? x_in.device() : w_in.device();
-    // A 2-D x is already [M, K]: no reshape (each one builds shape and stride vectors).
-    const bool flat = x_in.dim() == 2;
-    Tensor x2 = flat ? x_in : x_in.reshape({M, K});
-    if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);  // (f32 already when fused)
-    OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
-    call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
-    if (addend) {  // inputs[2], laid out like the output
-      const Tensor c2 = flat ? *addend : addend->reshape({M, N});
-      call.inputs.push_back(c2.is_contiguous() ? c2 : c2.contiguous());
-      call.attrs.has_bias = true;
-    }
-    if (fuse && norm_w) {
-      call.inputs.push_back(*norm_w);
-      call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
-      call.attrs.eps = eps;
-    } else if (fuse) {  // up, shaped like x2
-      call.inputs.push_back(flat ? *silu_up : silu_up->reshape({M, K}));
-      call.attrs.prologue = OpAttrs::Prologue::SiluMul;
-    }
-    call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
-    if (Support s = gpu.supports(call); !s.ok)
-      throw_error(ErrorKind::Unsupported, op,
-                  w_in.str() + " on " + gpu.name() + ": " + s.reason +
-                      "; move x and the weight to the CPU (.cpu(), QTensor::to) to use the CPU kernels");
-    Tensor y = Runtime::get().run1(call, {{M, N}, DType::F32}, dev);
-    return flat ? y : y.reshape(out_shape);
+  // Results live where the operands do (a device operand wins); the runtime places the call.
+  const Device dev = x_in.device().is_webgpu() ? x_in.device() : w_in.device();
+  if (M == 0 || N == 0) return Tensor::empty(out_shape, DType::F32, dev);
+  if (K == 0) {  // empty reduction: y = 0 (+ c)
+    const Tensor z = zeros(out_shape, DType::F32, dev);
+    return addend ? add(z, *addend) : z;
   }
-  // CPU path (also for device inputs under the cpu-only policy: copied to the host).
-  const QTensor w = w_in.device().is_cpu() ? w_in : w_in.to(Device::cpu());
-  Tensor out = Tensor::empty(out_shape, DType::F32);
-  if (out.numel() > 0) {
-    if (K == 0) {  // empty reduction: y = 0
-      std::memset(out.data_ptr(), 0, out.nbytes());
-    } else {
-      // (fuse implies the device path above, unless M, N or K is 0)
-      const Tensor xs = !fuse ? x_in : norm_w ? rms_norm(x_in, *norm_w, eps) : silu_mul(x_in, *silu_up);
-      const Tensor x = as_f32_contiguous(xs.device().is_cpu() ? xs : xs.cpu());
-      quant::qmatmul_t_fast(w.qtype(), x.data<float>(), M, K, w.data(), w.row_bytes(), N, out.data<float>());
-    }
+  // A 2-D x is already [M, K]: no reshape (each one builds shape and stride vectors).
+  const bool flat = x_in.dim() == 2;
+  Tensor x2 = flat ? x_in : x_in.reshape({M, K});
+  if (x2.dtype() != DType::F32) x2 = cast(x2, DType::F32);  // (f32 already when fused)
+  OpCall call{OpKind::QMatMul, op, {x2, w_in.bytes()}, {}, {}};
+  call.attrs.qtype = static_cast<uint8_t>(w_in.qtype());
+  if (addend) {  // inputs[2], laid out like the output
+    const Tensor c2 = flat ? *addend : addend->reshape({M, N});
+    call.inputs.push_back(c2.is_contiguous() ? c2 : c2.contiguous());
+    call.attrs.has_bias = true;
   }
-  if (addend) out = add(out, addend->device().is_cpu() ? *addend : addend->cpu());
-  return x_in.device().is_cpu() ? out : out.to(x_in.device());
+  if (fuse && norm_w) {
+    call.inputs.push_back(*norm_w);
+    call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+    call.attrs.eps = eps;
+  } else if (fuse) {  // up, shaped like x2
+    call.inputs.push_back(flat ? *silu_up : silu_up->reshape({M, K}));
+    call.attrs.prologue = OpAttrs::Prologue::SiluMul;
+  }
+  call.work = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  Tensor y = Runtime::get().run1(call, {{M, N}, DType::F32}, dev);
+  return flat ? y : y.reshape(out_shape);
 }
 
 }  // namespace
@@ -284,43 +250,19 @@ Tensor get_rows(const QTensor& table_in, const Tensor& ids_in) {
                     "id " + std::to_string(id[i]) + " at position " + std::to_string(i) + " is outside [0, " +
                         std::to_string(table_in.rows()) + ") of " + table_in.str());
   }
-  const bool on_gpu = table_in.device().is_webgpu() || ids_in.device().is_webgpu();
-  if (on_gpu && Runtime::get().policy().mode != PolicyMode::CpuOnly && n > 0 && table_in.cols() > 0) {
-    const Device dev = table_in.device().is_webgpu() ? table_in.device() : ids_in.device();
-    if (!ids_in.device().is_cpu() && ids_in.dtype() != DType::I32)
-      throw_error(ErrorKind::Unsupported, op, "device ids must be i32 (WGSL has no 64-bit integers); cast() them first");
-    const Tensor ids32 = ids_in.device().is_cpu() ? cast(host_ids, DType::I32) : ids_in.reshape({n});
-    OpCall call{OpKind::QGetRows, op,
-                {table_in.bytes().view({table_in.rows(), static_cast<int64_t>(table_in.row_bytes())}), ids32.reshape({n})},
-                {}, {}};
-    call.attrs.qtype = static_cast<uint8_t>(table_in.qtype());
-    call.work = static_cast<double>(n) * static_cast<double>(table_in.cols());
-    DeviceBackend& gpu = Runtime::get().device_backend(dev, op);
-    if (Support s = gpu.supports(call); !s.ok)
-      throw_error(ErrorKind::Unsupported, op,
-                  table_in.str() + " on " + gpu.name() + ": " + s.reason + "; move the table and ids to the CPU first");
-    return Runtime::get().run1(call, {{n, table_in.cols()}, DType::F32}, dev).reshape(out_shape);
-  }
-  // CPU path (also for device operands under the cpu-only policy: copied to the host).
-  const QTensor table = table_in.device().is_cpu() ? table_in : table_in.to(Device::cpu());
-  if (!host_ids.defined()) {
-    host_ids = cast(ids_in.cpu(), DType::I64).contiguous();
-    const int64_t* id = host_ids.data<int64_t>();
-    for (int64_t i = 0; i < n; ++i)
-      if (id[i] < 0 || id[i] >= table.rows())
-        throw_error(ErrorKind::OutOfRange, op, "id " + std::to_string(id[i]) + " at position " + std::to_string(i) +
-                                                   " is outside [0, " + std::to_string(table.rows()) + ")");
-  }
-  const int64_t* id = host_ids.data<int64_t>();
-  Tensor out = Tensor::empty(out_shape, DType::F32);
-  float* y = out.data<float>();
-  const uint8_t* src = table.data();
-  cpu_fast::parallel_for(0, n, 16, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      quant::dequantize_row(table.qtype(), src + static_cast<size_t>(id[i]) * table.row_bytes(), y + i * table.cols(),
-                            table.cols());
-  });
-  return table_in.device().is_cpu() ? out : out.to(table_in.device());
+  // Results live where the operands do (a device operand wins); the runtime places the call.
+  const Device dev = table_in.device().is_webgpu() ? table_in.device() : ids_in.device();
+  if (n == 0 || table_in.cols() == 0) return Tensor::empty(out_shape, DType::F32, dev);
+  // Host ids go as i32 (checked above: they index rows, whose count fits i32 in any format's
+  // tensor the device can hold); device ids as they are: WebGPU takes i32 only, so a device
+  // call with i64 ids is one its backend rejects (and the CPU runs, under fallback).
+  const Tensor ids = ids_in.device().is_cpu() ? cast(host_ids, DType::I32) : ids_in.reshape({n});
+  OpCall call{OpKind::QGetRows, op,
+              {table_in.bytes().view({table_in.rows(), static_cast<int64_t>(table_in.row_bytes())}), ids.reshape({n})},
+              {}, {}};
+  call.attrs.qtype = static_cast<uint8_t>(table_in.qtype());
+  call.work = static_cast<double>(n) * static_cast<double>(table_in.cols());
+  return Runtime::get().run1(call, {{n, table_in.cols()}, DType::F32}, dev).reshape(out_shape);
 }
 
 }  // namespace wgt

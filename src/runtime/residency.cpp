@@ -9,7 +9,8 @@ namespace wgt {
 
 namespace {
 constexpr uint64_t kDefaultBudget = 4ull << 30;  // used when the adapter reports no heaps
-std::string mib(uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; }
+// Exact: a rounded figure cannot tell a request that misses by one byte from one that fits.
+std::string bytes(uint64_t b) { return std::to_string(b) + " bytes"; }
 }  // namespace
 
 uint64_t Runtime::memory_budget(int device_index) {
@@ -69,6 +70,17 @@ MemoryStats Runtime::memory_stats(int device_index) {
 }
 
 void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
+  if (make_room(d, nbytes, op)) return;
+  const uint64_t budget = memory_budget(d.index);
+  MemoryStats m = memory_stats(d.index);
+  throw_error(ErrorKind::OutOfMemory, op,
+              "need " + bytes(nbytes) + " more on " + d.str() + " but the budget is " + bytes(budget) + " and " +
+                  bytes(m.pinned) + " are pinned, " + bytes(m.resident - m.pinned) +
+                  " are in use by this op or not evictable; unpin tensors, free them, or raise the budget "
+                  "(Policy::memory_budget / WGT_MEMORY_BUDGET)");
+}
+
+bool Runtime::make_room(Device d, uint64_t nbytes, const char* op) {
   const uint64_t budget = memory_budget(d.index);
   DeviceBackend& b = device_backend(d, op);
   // Same quantity as max(bytes_allocated, memory_stats().resident), without building the
@@ -83,10 +95,10 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
   // Fast path, without the walk (O(tracked storages), twice per device op: hundreds of
   // weights make it tens of us): tracked_bytes_ bounds the resident bytes from above, so if
   // the bound fits, used() fits too.
-  if (std::max(b.bytes_allocated(), tracked_bytes_) + nbytes <= budget) return;
-  if (used() + nbytes <= budget) return;
+  if (std::max(b.bytes_allocated(), tracked_bytes_) + nbytes <= budget) return true;
+  if (used() + nbytes <= budget) return true;
   b.release_cached();  // pooled free buffers go first: they hold no data
-  if (used() + nbytes <= budget) return;
+  if (used() + nbytes <= budget) return true;
   // Evict least-recently-used unpinned storages that the op in flight does not use.
   std::vector<std::shared_ptr<Storage>> candidates;
   for (auto& r : residents_)
@@ -101,14 +113,25 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
     stats_.evictions++;
     b.release_cached();
   }
-  if (used() + nbytes > budget) {
-    MemoryStats m = memory_stats(d.index);
-    throw_error(ErrorKind::OutOfMemory, op,
-                "need " + mib(nbytes) + " more on " + d.str() + " but the budget is " + mib(budget) + " and " +
-                    mib(m.pinned) + " are pinned, " + mib(m.resident - m.pinned) +
-                    " are in use by this op or not evictable; unpin tensors, free them, or raise the budget "
-                    "(Policy::memory_budget / WGT_MEMORY_BUDGET)");
+  return used() + nbytes <= budget;
+}
+
+uint64_t Runtime::unevictable_bytes(Device d) {
+  uint64_t pinned = 0, resident = 0;
+  prune_residents();
+  for (auto& r : residents_)
+    if (auto s = r.storage.lock(); s && s->device() == d && s->resident()) {
+      resident += s->nbytes();
+      if (s->pinned()) pinned += s->nbytes();
+    }
+  // What the backend holds beyond tensors and its free pool (uniform rings, scratch) is no
+  // more evictable than a pinned tensor.
+  uint64_t other = 0;
+  if (DeviceBackend* b = webgpu_backend(d.index)) {
+    const uint64_t held = b->bytes_allocated() - std::min(b->bytes_allocated(), b->bytes_pooled());
+    other = held > resident ? held - resident : 0;
   }
+  return pinned + other;
 }
 
 void Runtime::make_resident(Storage& s, const char* op) {
@@ -124,12 +147,15 @@ void Runtime::pin(const Tensor& t) {
     throw_error(ErrorKind::InvalidArgument, "pin", "only device tensors can be pinned; " + t.str() + " is on the host");
   InFlight guard(*this);
   make_resident(*t.storage(), "pin");
-  t.storage()->set_pinned(true);
+  t.storage()->add_pin();
 }
 
 void Runtime::unpin(const Tensor& t) {
   if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "unpin", "tensor is undefined");
-  t.storage()->set_pinned(false);
+  if (!t.storage()->pinned())
+    throw_error(ErrorKind::InvalidArgument, "unpin",
+                t.str() + " is not pinned (every unpin() must match an earlier pin() of its storage)");
+  t.storage()->drop_pin();
 }
 
 bool Runtime::is_resident(const Tensor& t) const { return t.defined() && t.storage()->resident(); }

@@ -120,10 +120,12 @@ void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
   if (nbytes == 0) return;
   if (s.resident()) {
     DeviceBackend& b = device_backend(s.device(), "download");
-    {  // the read goes through a staging buffer of nbytes: it counts against the budget too
+    {  // The read goes through a staging buffer of nbytes: room is made for it where the
+       // budget allows, but a read never fails for budget reasons (the staging buffer is
+       // transient and no tensor: the data must always be readable back).
       InFlight guard(*this);
       s.touch(++tick_);
-      ensure_room(s.device(), nbytes, "download");
+      (void)make_room(s.device(), nbytes, "download");
     }
     if (!s.resident()) throw_error(ErrorKind::RuntimeState, "download", "storage evicted during its own read");
     b.read(*s.buffer(), offset, dst, nbytes);
@@ -152,6 +154,44 @@ static std::string describe(const OpCall& call) {
   return s + ")";
 }
 
+// A device input of an op that runs on the host: the bytes of the view's element span are
+// read and the view is rebuilt over them with its own strides (the CPU kernels take any
+// strides). Not with to(): compacting a strided view first is an op, which the policy could
+// send back here.
+static Tensor to_host_span(Runtime& rt, const Tensor& t) {
+  if (t.numel() == 0) return Tensor::empty(t.shape(), t.dtype());
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int d = 0; d < t.dim(); ++d) {
+    const int64_t span = t.strides()[d] * (t.shape()[d] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  const size_t es = dtype_size(t.dtype());
+  auto host = std::make_shared<Storage>(static_cast<size_t>(hi - lo + 1) * es, Device::cpu());
+  rt.read_bytes(*t.storage(), static_cast<size_t>(lo) * es, host->host_data(), host->nbytes());
+  return Tensor(std::move(host), t.shape(), t.strides(), t.offset() - lo, t.dtype());
+}
+
+bool Runtime::fits_device(const OpCall& call, const std::vector<OutSpec>& outs, Device d, std::string* why) {
+  // The op's device working set: its outputs plus every input not already resident there.
+  uint64_t need = 0;
+  for (const auto& o : outs) need += static_cast<uint64_t>(checked_numel(o.shape)) * dtype_size(o.dtype);
+  for (const auto& in : call.inputs) {
+    if (!in.defined()) continue;
+    if (in.device() == d && in.storage()->resident()) continue;
+    need += in.device() == d ? in.storage()->nbytes() : in.nbytes();  // to() uploads the compacted view
+  }
+  const uint64_t budget = memory_budget(d.index);
+  // Fast path without the walk: tracked_bytes_ bounds the pinned bytes from above, and the
+  // backend's allocation bounds what it holds besides.
+  if (DeviceBackend* b = webgpu_backend(d.index); b && need + std::max(tracked_bytes_, b->bytes_allocated()) <= budget)
+    return true;
+  const uint64_t held = unevictable_bytes(d);
+  if (held <= budget && need <= budget - held) return true;
+  *why = "device working set of " + std::to_string(need) + " bytes does not fit the memory budget of " +
+         std::to_string(budget) + " bytes next to " + std::to_string(held) + " bytes pinned or held by the backend";
+  return false;
+}
+
 std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
   hostprof::Scope prof_op(hostprof::OpTotal);
   auto t0 = std::chrono::steady_clock::now();
@@ -172,7 +212,34 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
     call.outputs.emplace_back(Storage::meta(static_cast<size_t>(n) * dtype_size(o.dtype), target), o.shape,
                               contiguous_strides(o.shape), 0, o.dtype);
   }
-  if (policy_.mode == PolicyMode::CpuOnly) {
+  // An in-place op runs where the tensors it writes live: moving one would write a copy.
+  bool writes_host = false, writes_device = false;
+  for (size_t i = 0; i < call.inputs.size() && i < 32; ++i) {
+    if (!(call.mutates & (1u << i))) continue;
+    const Tensor& w = call.inputs[i];
+    if (!w.defined() || w.device() != target)
+      throw_error(ErrorKind::InvalidArgument, call.name,
+                  describe(call) + ": the tensor written in place must be defined and live on " + target.str());
+    (w.device().is_cpu() ? writes_host : writes_device) = true;
+  }
+  auto refuse = [&](const std::string& why) {
+    // The advice depends on what could have run it: gpu-strict forbids the CPU whatever the
+    // inputs' device; otherwise the fallback is the switch, and moving device inputs to the host.
+    std::string advice;
+    if (policy_.mode == PolicyMode::GpuStrict)
+      advice = "; policy gpu-strict runs every op on WebGPU: use policy auto to let the CPU run it";
+    else if (writes_device)
+      advice = "; an in-place op on a device tensor needs its kernel (policy auto with fallback uses the host path)";
+    else if (target.is_webgpu())
+      advice = "; allow the fallback (Policy::allow_fallback / WGT_FALLBACK=1), or move the inputs to cpu";
+    else
+      advice = "; allow the fallback (Policy::allow_fallback / WGT_FALLBACK=1) to run it on the CPU";
+    throw_error(ErrorKind::Unsupported, call.name, describe(call) + why + advice);
+  };
+  if (writes_host) {
+    chosen = &cpu;
+    reason_text = "in-place on a host tensor";
+  } else if (policy_.mode == PolicyMode::CpuOnly && !writes_device) {
     chosen = &cpu;
     reason_text = "policy cpu-only";
   } else {
@@ -184,20 +251,25 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       chosen = &cpu;
       reason_text = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
     } else if (!gpu) {
-      if (policy_.mode == PolicyMode::GpuStrict || (target.is_webgpu() && !policy_.allow_fallback))
+      if (policy_.mode == PolicyMode::GpuStrict || writes_device || (target.is_webgpu() && !policy_.allow_fallback))
         throw_error(ErrorKind::Unsupported, call.name, describe(call) + ": webgpu unavailable: " + why);
       chosen = &cpu;
       reason_text = "webgpu unavailable: " + why;
       fallback = target.is_webgpu();
+    } else if (writes_device && policy_.mode == PolicyMode::CpuOnly) {
+      refuse(" writes a device tensor in place under policy cpu-only");
+    } else if (!target.is_webgpu() && policy_.mode == PolicyMode::Auto &&
+               !fits_device(call, outs, gpu->device(), &reason_text)) {
+      // Host inputs: the CPU is as valid a choice as the device, and the budget must never
+      // make a program fail that the CPU could run.
+      chosen = &cpu;
     } else if (Support s = gpu->supports(call); s.ok) {
       chosen = gpu;
       if (target.is_webgpu()) reason = &resident_reason(target);
       else reason_text = "work above threshold";
     } else {
-      if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback)
-        throw_error(ErrorKind::Unsupported, call.name,
-                    describe(call) + " not supported on " + gpu->name() + ": " + s.reason +
-                        "; use policy auto with fallback, or move the inputs to cpu");
+      if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback || writes_device)
+        refuse(" not supported on " + gpu->name() + ": " + s.reason);
       chosen = &cpu;
       reason_text = "fallback: " + s.reason;
       fallback = true;
@@ -217,7 +289,7 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
     if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
     if (!in.defined()) continue;
-    if (in.device() != dev) in = in.to(dev);
+    if (in.device() != dev) in = dev.is_cpu() ? to_host_span(*this, in) : in.to(dev);
     else if (dev.is_webgpu()) make_resident(*in.storage(), call.name.c_str());
   }
   if (dev.is_webgpu()) {

@@ -83,6 +83,8 @@ class DawnDevice {
   const AdapterDesc& desc() const { return inst_.desc(index_); }
   const Features& features() const { return features_; }
   const Limits& limits() const { return limits_; }
+  // Tests shrink a limit to make the backend's checks refuse a call (restore it after).
+  Limits& limits_for_testing() { return limits_; }
   const std::vector<std::string>& toggles() const { return toggles_; }
   bool validation() const { return validate_; }
 

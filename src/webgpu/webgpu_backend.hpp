@@ -86,6 +86,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
 
   // ---- introspection ----
   const DawnDevice& dawn() const { return *dev_; }
+  Limits& limits_for_testing() { return dev_->limits_for_testing(); }  // see DawnDevice
   PoolStats pool_stats() const;
   const BatchStats& batch_stats() const { return stats_; }
   void release_pool();  // frees every pooled (unused) buffer

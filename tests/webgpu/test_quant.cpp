@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <array>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <initializer_list>
@@ -77,6 +78,9 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     Policy p = saved_;
     p.mode = PolicyMode::Auto;
     p.allow_fallback = true;
+    // Calls on host operands are the CPU oracle: the quantized ops follow the load threshold
+    // like every op, so it is raised past any host call here.
+    p.min_gpu_work = std::numeric_limits<double>::infinity();
     Runtime::get().set_policy(p);
     // The f32-x streaming matvec unless a test picks another kernel: it matches the CPU to f32
     // rounding. The default (i8, x rounded to 8 bits) is checked under its own bound
@@ -921,6 +925,11 @@ TEST_F(QuantWebGPU, TypedErrors) {
               [&] { (void)qmatmul_t(Tensor::from_vector(randn(128, 2, 1.f), {1, 128}).to(Device::webgpu()), w); });
   expect_kind(ErrorKind::DTypeMismatch, "qmatmul_t",
               [&] { (void)qmatmul_t(zeros({1, 256}, DType::I32, Device::webgpu()), w); });
+  // i64 device ids are beyond the kernel: Unsupported without fallback (with it, the CPU runs
+  // the call: test_placement.cpp).
+  Policy strict = Runtime::get().policy();
+  strict.allow_fallback = false;
+  Runtime::get().set_policy(strict);
   expect_kind(ErrorKind::Unsupported, "get_rows",
               [&] { (void)get_rows(w, Tensor::from_vector(std::vector<int64_t>{0}, {1}).to(Device::webgpu())); });
   expect_kind(ErrorKind::DTypeMismatch, "get_rows",

@@ -27,6 +27,9 @@ bool dispatch(OpCall& call) {
     case OpKind::LogSoftmax: return try_softmax(call, true);
     case OpKind::RMSNorm: return try_rms_norm(call);
     case OpKind::LayerNorm: return try_layer_norm(call);
+    case OpKind::QMatMul: return try_qmatmul(call);
+    case OpKind::QDequantize: return try_qdequantize(call);
+    case OpKind::QGetRows: return try_qget_rows(call);
     default: return false;
   }
 }

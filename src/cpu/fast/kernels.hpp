@@ -19,6 +19,9 @@ bool try_softmax(OpCall& call, bool log);
 bool try_rms_norm(OpCall& call);
 bool try_layer_norm(OpCall& call);
 bool try_matmul(OpCall& call);
+bool try_qmatmul(OpCall& call);      // src/cpu/fast/quant.cpp
+bool try_qdequantize(OpCall& call);
+bool try_qget_rows(OpCall& call);
 
 // Walks a contiguous output of shape `out_shape` together with operands broadcast to it.
 // Dims are coalesced where every operand allows it, so a fully contiguous call becomes one

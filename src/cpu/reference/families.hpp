@@ -1,6 +1,9 @@
 // Entry points of the reference kernel families (one .cpp per family in this folder).
 #pragma once
+#include <vector>
+
 #include "wgt/backend.hpp"
+#include "wgt/quant.hpp"
 
 namespace wgt::cpu_ref {
 void run_unary(OpCall& call);
@@ -26,4 +29,15 @@ void run_rope(OpCall& call);
 void run_attention(OpCall& call);
 void run_silu_mul(OpCall& call);
 void run_kv_append(OpCall& call);  // writes into inputs[0] in place
+// quantized, src/cpu/reference/quant.cpp (the fast kernels share its front half)
+void run_qmatmul(OpCall& call);
+void run_qdequantize(OpCall& call);
+void run_qget_rows(OpCall& call);
+QType call_qtype(const OpCall& call);  // attrs.qtype, checked
+Tensor host_rows(const Tensor& t);     // t itself when contiguous, else a compacted host copy
+std::vector<int64_t> qget_rows_ids(const OpCall& call);  // QGetRows' ids, range-checked (OutOfRange)
+// QMatMul with `product` (quant::qmatmul_t_reference or _fast) and `prologue` (the CPU kernel
+// of the RMSNorm / SiluMul prologue, split off as for MatMul); adds the addend.
+using QProduct = void (*)(QType, const float*, int64_t, int64_t, const uint8_t*, size_t, int64_t, float*);
+void run_qmatmul_with(OpCall& call, QProduct product, void (*prologue)(OpCall&));
 }  // namespace wgt::cpu_ref

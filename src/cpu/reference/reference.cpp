@@ -75,6 +75,9 @@ void execute(OpCall& call) {
     case OpKind::Attention: return run_attention(call);
     case OpKind::SiluMul: return run_silu_mul(call);
     case OpKind::KVAppend: return run_kv_append(call);
+    case OpKind::QMatMul: return run_qmatmul(call);
+    case OpKind::QDequantize: return run_qdequantize(call);
+    case OpKind::QGetRows: return run_qget_rows(call);
   }
   throw_error(ErrorKind::Unsupported, call.name, std::string("op kind ") + op_kind_name(call.kind) + " has no reference kernel");
 }
