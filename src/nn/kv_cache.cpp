@@ -18,10 +18,12 @@ namespace {
 std::string i2s(int64_t v) { return std::to_string(v); }
 
 // An in-place KVAppend into a host cache: the CPU kernel, counted in the stats as the runtime
-// would (the runtime itself is bypassed: it could redirect an in-place op to a copy).
+// would (the runtime itself is bypassed: it could redirect an in-place op to a copy). The
+// kernel runs without the runtime lock (host memory only), the stats update under it.
 void run_on_host_cache(Runtime& rt, OpCall& call) {
   Backend& cpu = rt.cpu_backend();
   cpu.execute(call);
+  auto lk = rt.lock();
   auto& c = rt.mutable_stats().per_op[call.name][cpu.name()];
   c.calls++;
   c.last_reason = "in-place write into a host cache";
@@ -126,6 +128,10 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
   OpCall call{OpKind::KVAppend, "kv_append_rope", {k_, k, v_, v, q}, {}, rk.attrs, 0.0, {}};
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
+  // A device cache: the check, the op and the fallback composition under one hold of the
+  // runtime lock, so no other thread's op lands between them.
+  std::unique_lock<std::recursive_mutex> lk;
+  if (!device_.is_cpu()) lk = rt.lock();
   if (device_.is_cpu()) {
     run_on_host_cache(rt, call);
   } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
@@ -161,6 +167,8 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
   // cfg against head_dim (checked on a cache row, of k's shape [1, Hkv, D]), before any op runs.
   const OpAttrs rope_attrs = rope_call(k_.slice(0, 0, 1), nullptr, size_, cfg, name).attrs;
   Runtime& rt = Runtime::get();
+  std::unique_lock<std::recursive_mutex> lk;  // as append_rope: a device cache's steps under one hold
+  if (device_.is_webgpu()) lk = rt.lock();
   // One op for a decode step on a device cache; its check (kernels/matmul.cpp) sees the rest.
   const bool one_op = device_.is_webgpu() && rt.policy().mode != PolicyMode::CpuOnly && n == 1 &&
                       x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
@@ -204,6 +212,7 @@ void KVCache::write_rows(const Tensor& k, const Tensor& v) {
     run_on_host_cache(rt, call);
     return;
   }
+  auto lk = rt.lock();  // the check, the op or the host-side writes, and their stats
   DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
   if (rt.policy().mode != PolicyMode::CpuOnly && gpu.supports(call).ok) {
     // Every input lives on this device and the backend supports the call, so the runtime
