@@ -109,6 +109,11 @@ class Runtime {
   void download(Storage& s);   // device buffer -> host bytes (buffer kept)
   // Reads bytes of a device storage (resident or evicted) into host memory; waits.
   void read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes);
+  // Waits until every op so far has run on the devices. Not needed for correctness (reads
+  // wait for what they read) nor for memory: device work in flight is bounded (back-pressure:
+  // past the bounds of wgt/webgpu_info.hpp set_webgpu_max_in_flight an op waits for the
+  // oldest submission), and every wait applies WGT_WEBGPU_TIMEOUT_MS to one submission, so
+  // a long queue on a busy device never times out; a device that stops progressing does.
   void synchronize();
 
   // ---- residency (device-memory budget, LRU eviction, pinning) ----
