@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds wgtensor and runs every test: the full suite (core + WebGPU conformance on the
-# machine's adapter; in CI that must be Mesa's lavapipe) and the core tests again under
-# AddressSanitizer + UBSan.
+# machine's adapter; in CI that must be Mesa's lavapipe), the core tests again under
+# AddressSanitizer + UBSan, and the thread tests (core + WebGPU) under ThreadSanitizer.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -20,5 +20,13 @@ ninja -C build-asan wgt_core_tests
 echo "== core tests under ASan+UBSan =="
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -L core -j "$jobs" --output-on-failure
+# ThreadSanitizer: the library instrumented, the thread tests only (a small binary). Any
+# report fails the run (halt_on_error, exit code 66). tsan.supp lists only reports from the
+# uninstrumented Dawn / Vulkan driver, each with its reason; never our own code.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWGT_TSAN=ON -DWGT_BUILD_BENCH=OFF >/dev/null
+ninja -C build-tsan wgt_thread_tests
+echo "== thread tests under ThreadSanitizer =="
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$here/tsan.supp" \
+  ./build-tsan/wgt_thread_tests
 echo "== all tests (core + WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}) =="
 ctest --test-dir build -j "$jobs" --output-on-failure

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,15 +73,30 @@ struct OutSpec {
   DType dtype;
 };
 
+// Threads. Ops may be called from any thread. The runtime has one lock (recursive: an op may
+// run other ops); run() and every public method below that touches shared state take it, so
+// the policy, the stats, the trace log, the residency bookkeeping and the device backends are
+// only ever used by one thread at a time. Device work is therefore serialized per process; a
+// call that runs on the CPU at the outermost level drops the lock while its kernel runs, so
+// CPU ops of several threads run concurrently. Tensors may be shared read-only between
+// threads (reading one from several threads, including item() / cpu() of a device tensor,
+// is safe); writing a tensor (in-place ops, KVCache) while another thread uses it is a data
+// race of the caller's, as for any C++ object. Accessors return copies (stats(),
+// trace_log(), policy()); last_decision() is per thread: the decision of the calling
+// thread's latest op. Code that composes backend calls itself (in-place ops, caches) holds
+// lock() for the whole composition.
 class Runtime {
  public:
   static Runtime& get();
 
-  const Policy& policy() const { return policy_; }
-  void set_policy(const Policy& p) { policy_ = p; }
+  // The runtime lock (see "Threads" above; docs/architecture.md).
+  [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock<std::recursive_mutex>(mu_); }
+
+  Policy policy() const { auto l = lock(); return policy_; }
+  void set_policy(const Policy& p) { auto l = lock(); policy_ = p; }
 
   Backend& cpu_backend(CpuMode mode);
-  Backend& cpu_backend() { return cpu_backend(policy_.cpu_mode); }
+  Backend& cpu_backend() { return cpu_backend(policy().cpu_mode); }
   // nullptr when WebGPU (or that adapter index) is unavailable; `why` gets the reason.
   DeviceBackend* webgpu_backend(int index = 0, std::string* why = nullptr);
   DeviceBackend& device_backend(Device d, const char* op);  // throws Unsupported if unavailable
@@ -96,6 +112,11 @@ class Runtime {
   void download(Storage& s);   // device buffer -> host bytes (buffer kept)
   // Reads bytes of a device storage (resident or evicted) into host memory; waits.
   void read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes);
+  // Waits until every op so far has run on the devices. Not needed for correctness (reads
+  // wait for what they read) nor for memory: device work in flight is bounded (back-pressure:
+  // past the bounds of wgt/webgpu_info.hpp set_webgpu_max_in_flight an op waits for the
+  // oldest submission), and every wait applies WGT_WEBGPU_TIMEOUT_MS to one submission, so
+  // a long queue on a busy device never times out; a device that stops progressing does.
   void synchronize();
 
   // ---- residency (device-memory budget, LRU eviction, pinning) ----
@@ -111,21 +132,25 @@ class Runtime {
   // the op in flight; throws OutOfMemory when pinned/in-use data leaves too little room.
   void ensure_room(Device d, uint64_t nbytes, const char* op);
 
-  const OpDecision& last_decision() const { return last_; }
-  const std::vector<OpDecision>& trace_log() const { return log_; }
-  void set_record_log(bool on) { record_log_ = on; if (!on) log_.clear(); }
-  const RuntimeStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = {}; log_.clear(); }
+  // The decision of the calling thread's latest op (per thread: another thread's ops do not
+  // overwrite it).
+  const OpDecision& last_decision() const;
+  // Snapshots (copies): the live record changes under other threads' ops.
+  std::vector<OpDecision> trace_log() const { auto l = lock(); return log_; }
+  void set_record_log(bool on) { auto l = lock(); record_log_ = on; if (!on) log_.clear(); }
+  RuntimeStats stats() const { auto l = lock(); return stats_; }
+  void reset_stats() { auto l = lock(); stats_ = {}; log_.clear(); }
+  // For code that records its own ops (in-place ops, caches): the caller holds lock().
   RuntimeStats& mutable_stats() { return stats_; }
 
  private:
   Runtime();
+  mutable std::recursive_mutex mu_;
   Policy policy_;
   std::unique_ptr<Backend> cpu_ref_, cpu_fast_;
   std::vector<std::unique_ptr<DeviceBackend>> webgpu_;
   bool webgpu_probed_ = false;
   std::string webgpu_why_;
-  OpDecision last_;
   std::vector<OpDecision> log_;
   bool record_log_ = false;
   RuntimeStats stats_;

@@ -32,17 +32,28 @@ std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none);
 // Command batching of one WebGPU device: monotonic counters since the device was created
 // (diff two snapshots). Dispatches are recorded into one command encoder and submitted when
 // max_batch of them are pending, when a read or a queue write needs the device up to date,
-// or at synchronize(); the host blocks only in reads and synchronize().
+// or at synchronize(); the host blocks in reads and synchronize(), and when the work in flight
+// reaches its bounds (back-pressure: see set_webgpu_max_in_flight).
 struct WebGPUBatchStats {
   uint64_t dispatches = 0;  // compute dispatches recorded
   uint64_t submits = 0;     // queue submissions: dispatch batches, plus one copy per read
   uint64_t host_waits = 0;  // times the host blocked on the device (reads, synchronize)
   uint32_t max_batch = 0;   // dispatches per submission before an automatic one
+  // Work handed to the queue and not yet known to be complete (a snapshot), its bounds, and
+  // the waits the bounds caused (monotonic).
+  uint64_t in_flight_dispatches = 0, in_flight_bytes = 0, in_flight_entries = 0;
+  uint64_t max_in_flight_dispatches = 0, max_in_flight_bytes = 0, max_in_flight_entries = 0;
+  uint64_t throttle_waits = 0;
 };
 // Throws Unsupported when webgpu:device_index is not available.
 WebGPUBatchStats webgpu_batch_stats(int device_index = 0);
 // Dispatches per submission (default 256, or env WGT_WEBGPU_BATCH; 0 means 1). Larger batches
 // cost fewer submissions, smaller ones start the device sooner on long programs.
 void set_webgpu_max_batch(uint32_t dispatches, int device_index = 0);
+// Bounds of the work in flight (defaults 4096 dispatches, 256 MiB of queue writes, params and
+// copies, 64 submissions or writes; 0 keeps a bound as it is). Past a bound the host waits for
+// the oldest submission, with the WGT_WEBGPU_TIMEOUT_MS timeout per submission: a long queue
+// on a busy device never times out, a device that stops making progress does.
+void set_webgpu_max_in_flight(uint64_t dispatches, uint64_t bytes, uint32_t entries, int device_index = 0);
 
 }  // namespace wgt

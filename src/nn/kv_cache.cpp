@@ -120,6 +120,10 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
   call.mutates = kWritesCaches | kWritesQ;
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
+  // A device cache: the check, the op and the fallback composition under one hold of the
+  // runtime lock, so no other thread's op lands between them.
+  std::unique_lock<std::recursive_mutex> lk;
+  if (!device_.is_cpu()) lk = rt.lock();
   if (device_.is_cpu()) {
     rt.run(call, {}, device_);  // in place on the host tensors: the CPU kernel, recorded as every op
   } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
@@ -155,6 +159,8 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
   // cfg against head_dim (checked on a cache row, of k's shape [1, Hkv, D]), before any op runs.
   const OpAttrs rope_attrs = rope_call(k_.slice(0, 0, 1), nullptr, size_, cfg, name).attrs;
   Runtime& rt = Runtime::get();
+  std::unique_lock<std::recursive_mutex> lk;  // as append_rope: a device cache's steps under one hold
+  if (device_.is_webgpu()) lk = rt.lock();
   // One op for a decode step on a device cache; its check (kernels/matmul.cpp) sees the rest.
   const bool one_op = device_.is_webgpu() && rt.policy().mode != PolicyMode::CpuOnly && n == 1 &&
                       x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
@@ -200,6 +206,7 @@ void KVCache::write_rows(const Tensor& k, const Tensor& v) {
     rt.run(call, {}, device_);  // in place on the host caches: the CPU kernel, recorded as every op
     return;
   }
+  auto lk = rt.lock();  // the check, the op or the host-side writes, and their stats
   DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
   if (rt.policy().mode != PolicyMode::CpuOnly && gpu.supports(call).ok) {
     // Every input lives on this device and the backend supports the call, so the runtime

@@ -38,6 +38,7 @@ namespace {
 
 void record(const std::string& op, const std::string& backend, const std::string& reason, bool fallback,
             uint64_t up, uint64_t down) {
+  auto lk = Runtime::get().lock();
   RuntimeStats& st = Runtime::get().mutable_stats();
   auto& c = st.per_op[op][backend];
   c.calls++;
@@ -101,8 +102,11 @@ void rope_inplace(Tensor& x, const Tensor* positions, int64_t offset, const Rope
     rt.run(call, {}, x.device());  // the CPU kernel of the policy's CPU mode, recorded as every op
     return;
   }
+  // A device x: the check, the op or the host round trip under one hold of the runtime lock,
+  // so no other thread's op lands between the read and the write back.
+  auto lk = rt.lock();
   DeviceBackend& gpu = rt.device_backend(x.device(), name);
-  const Policy& pol = rt.policy();
+  const Policy pol = rt.policy();
   if (pol.mode == PolicyMode::CpuOnly) return rope_via_host(call, "policy cpu-only", false);
   Support s = gpu.supports(call);
   if (s.ok) {

@@ -13,7 +13,10 @@ constexpr uint64_t kDefaultBudget = 4ull << 30;  // used when the adapter report
 std::string bytes(uint64_t b) { return std::to_string(b) + " bytes"; }
 }  // namespace
 
+// Every public entry takes the runtime lock (recursive: they call each other).
+
 uint64_t Runtime::memory_budget(int device_index) {
+  auto lk = lock();
   if (policy_.memory_budget) return policy_.memory_budget;
   DeviceBackend* b = webgpu_backend(device_index);
   uint64_t heap = b ? b->memory_heap_bytes() : 0;
@@ -48,6 +51,7 @@ void Runtime::prune_residents() {
 }
 
 MemoryStats Runtime::memory_stats(int device_index) {
+  auto lk = lock();
   MemoryStats m;
   m.budget = memory_budget(device_index);
   prune_residents();
@@ -70,6 +74,7 @@ MemoryStats Runtime::memory_stats(int device_index) {
 }
 
 void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
+  auto lk = lock();
   if (make_room(d, nbytes, op)) return;
   const uint64_t budget = memory_budget(d.index);
   MemoryStats m = memory_stats(d.index);
@@ -81,6 +86,7 @@ void Runtime::ensure_room(Device d, uint64_t nbytes, const char* op) {
 }
 
 bool Runtime::make_room(Device d, uint64_t nbytes, const char* op) {
+  auto lk = lock();
   const uint64_t budget = memory_budget(d.index);
   DeviceBackend& b = device_backend(d, op);
   // Same quantity as max(bytes_allocated, memory_stats().resident), without building the
@@ -145,6 +151,7 @@ void Runtime::pin(const Tensor& t) {
   if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "pin", "tensor is undefined");
   if (!t.device().is_webgpu())
     throw_error(ErrorKind::InvalidArgument, "pin", "only device tensors can be pinned; " + t.str() + " is on the host");
+  auto lk = lock();
   InFlight guard(*this);
   make_resident(*t.storage(), "pin");
   t.storage()->add_pin();
@@ -152,12 +159,16 @@ void Runtime::pin(const Tensor& t) {
 
 void Runtime::unpin(const Tensor& t) {
   if (!t.defined()) throw_error(ErrorKind::InvalidArgument, "unpin", "tensor is undefined");
+  auto lk = lock();
   if (!t.storage()->pinned())
     throw_error(ErrorKind::InvalidArgument, "unpin",
                 t.str() + " is not pinned (every unpin() must match an earlier pin() of its storage)");
   t.storage()->drop_pin();
 }
 
-bool Runtime::is_resident(const Tensor& t) const { return t.defined() && t.storage()->resident(); }
+bool Runtime::is_resident(const Tensor& t) const {
+  auto lk = lock();
+  return t.defined() && t.storage()->resident();
+}
 
 }  // namespace wgt

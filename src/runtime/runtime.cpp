@@ -61,9 +61,19 @@ Runtime::Runtime() {
   cpu_fast_ = make_cpu_backend(CpuMode::Fast);
 }
 
+namespace {
+// Runtime::last_decision() is per thread: "the decision of my latest op" is what a caller
+// asks for, and another thread's ops must not overwrite it between the op and the question.
+// One runtime per process, so one per-thread slot suffices.
+thread_local OpDecision t_last_decision;
+}  // namespace
+
+const OpDecision& Runtime::last_decision() const { return t_last_decision; }
+
 Backend& Runtime::cpu_backend(CpuMode mode) { return mode == CpuMode::Reference ? *cpu_ref_ : *cpu_fast_; }
 
 DeviceBackend* Runtime::webgpu_backend(int index, std::string* why) {
+  auto lk = lock();  // the first call probes and creates the devices
   if (!webgpu_probed_) {
     webgpu_probed_ = true;
     webgpu_ = create_webgpu_backends(&webgpu_why_);
@@ -89,10 +99,12 @@ bool webgpu_available(std::string* why) { return Runtime::get().webgpu_backend(0
 void synchronize() { Runtime::get().synchronize(); }
 
 void Runtime::synchronize() {
+  auto lk = lock();
   for (auto& b : webgpu_) b->synchronize();
 }
 
 void Runtime::upload(Storage& s) {
+  auto lk = lock();
   DeviceBackend& b = device_backend(s.device(), "upload");
   if (!s.resident()) ensure_room(s.device(), s.nbytes(), "upload");
   auto buf = b.allocate(s.nbytes());
@@ -107,6 +119,7 @@ void Runtime::upload(Storage& s) {
 }
 
 void Runtime::download(Storage& s) {
+  auto lk = lock();
   if (!s.resident()) return;
   DeviceBackend& b = device_backend(s.device(), "download");
   s.ensure_host();
@@ -118,6 +131,7 @@ void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
   if (offset + nbytes > s.nbytes())
     throw_error(ErrorKind::OutOfRange, "read_bytes", "range exceeds storage of " + std::to_string(s.nbytes()) + " bytes");
   if (nbytes == 0) return;
+  auto lk = lock();  // residency and the device's read path
   if (s.resident()) {
     DeviceBackend& b = device_backend(s.device(), "download");
     {  // The read goes through a staging buffer of nbytes: room is made for it where the
@@ -138,6 +152,7 @@ void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
 }
 
 // "inputs resident on webgpu:N", built once per device index (the common GPU decision).
+// (Called under the runtime lock.)
 static const std::string& resident_reason(Device target) {
   static std::vector<std::string> cache;
   const size_t i = static_cast<size_t>(target.index);
@@ -194,6 +209,7 @@ bool Runtime::fits_device(const OpCall& call, const std::vector<OutSpec>& outs, 
 
 std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
   hostprof::Scope prof_op(hostprof::OpTotal);
+  auto lk = lock();
   auto t0 = std::chrono::steady_clock::now();
   std::optional<hostprof::Scope> prof_stage(std::in_place, hostprof::Choose);
   Backend* chosen = nullptr;
@@ -282,9 +298,16 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   const Device dev = chosen->device();
   prof_stage.emplace(hostprof::Inputs);
   // Everything touched from here on is in use by this op and never evicted for it.
-  InFlight guard(*this);
-  // Only the scalar counters are diffed (copying stats_ would deep-copy the per-op map).
-  const uint64_t up0 = stats_.bytes_uploaded, down0 = stats_.bytes_downloaded, evict0 = stats_.evictions;
+  std::optional<InFlight> guard(std::in_place, *this);
+  // This op's transfers and evictions: the global counters diffed over the spans in which
+  // this thread holds the lock (only the scalars: copying stats_ would deep-copy the map).
+  uint64_t up = 0, down = 0, evicted = 0;
+  uint64_t up0 = stats_.bytes_uploaded, down0 = stats_.bytes_downloaded, evict0 = stats_.evictions;
+  auto count_span = [&] {
+    up += stats_.bytes_uploaded - up0;
+    down += stats_.bytes_downloaded - down0;
+    evicted += stats_.evictions - evict0;
+  };
   for (auto& in : call.inputs)
     if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
@@ -301,7 +324,22 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   call.outputs.clear();
   for (const auto& o : outs) call.outputs.push_back(Tensor::empty(o.shape, o.dtype, dev));
   prof_stage.emplace(hostprof::Execute);
-  chosen->execute(call);
+  if (chosen == &cpu) {
+    // A CPU kernel reads and writes host memory only (its inputs were moved to the host
+    // above, its outputs are fresh): it runs without the lock, so CPU ops of several threads
+    // run concurrently. The in-flight span ends first, so that the residency's protection
+    // marks stay nested per lock holder (nothing of this op is on a device any more). When
+    // an enclosing op holds the lock too, this releases one level only: that op's state is
+    // untouched and no other thread enters.
+    guard.reset();
+    count_span();
+    lk.unlock();
+    chosen->execute(call);
+    lk.lock();
+    up0 = stats_.bytes_uploaded, down0 = stats_.bytes_downloaded, evict0 = stats_.evictions;
+  } else {
+    chosen->execute(call);
+  }
   std::vector<Tensor> results = call.outputs;
   for (auto& r : results)
     if (r.device() != target) r = r.to(target);
@@ -309,19 +347,21 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
 
   // Assigned field by field: the strings reuse their capacity (no allocation per op).
   std::string backend_name = chosen->name();
-  last_.op = call.name;
-  last_.backend = backend_name;
-  last_.reason = *reason;
-  last_.fallback = fallback;
+  OpDecision& last = t_last_decision;
+  last.op = call.name;
+  last.backend = backend_name;
+  last.reason = *reason;
+  last.fallback = fallback;
+  count_span();
   auto& c = stats_.per_op[call.name][backend_name];
   c.calls++;
-  c.bytes_uploaded += stats_.bytes_uploaded - up0;
-  c.bytes_downloaded += stats_.bytes_downloaded - down0;
-  c.evictions += stats_.evictions - evict0;
+  c.bytes_uploaded += up;
+  c.bytes_downloaded += down;
+  c.evictions += evicted;
   c.last_reason = *reason;
   if (fallback) { c.fallbacks++; stats_.fallbacks++; }
   c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (record_log_) log_.push_back(last_);
+  if (record_log_) log_.push_back(last);
   if (policy_.trace)
     std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason->c_str());
   return results;

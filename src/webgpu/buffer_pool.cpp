@@ -21,6 +21,7 @@ std::shared_ptr<WebGPUBuffer> BufferPool::acquire(size_t nbytes) {
   const size_t cap = size_class(nbytes);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    release_doomed();
     auto it = free_.find(cap);
     if (it != free_.end() && !it->second.empty()) {
       Buffer b = it->second.back();
@@ -61,18 +62,34 @@ std::shared_ptr<WebGPUBuffer> BufferPool::acquire(size_t nbytes) {
 void BufferPool::release(Buffer buf, size_t cap) {
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ -= cap;
-  if (!dev_ || allocated_ - in_use_ > limit_) {
-    // Release (not Destroy): Dawn keeps it alive until submitted work using it completes.
+  if (!dev_) {  // detached: the device is gone, only the handle is left to drop
     dawn_procs(nullptr)->BufferRelease(buf);
     allocated_ -= cap;
-    generation_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (allocated_ - in_use_ > limit_) {
+    // Not released to Dawn here: a tensor may die on any thread, and Dawn is only called by
+    // the holder of the runtime lock. The next acquire() or clear() releases it.
+    doomed_.push_back({buf, cap});
     return;
   }
   free_[cap].push_back(buf);
 }
 
+void BufferPool::release_doomed() {
+  if (doomed_.empty()) return;
+  for (const auto& [b, cap] : doomed_) {
+    // Release (not Destroy): Dawn keeps it alive until submitted work using it completes.
+    dawn_procs(nullptr)->BufferRelease(b);
+    allocated_ -= cap;
+  }
+  doomed_.clear();
+  generation_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void BufferPool::clear() {
   std::lock_guard<std::mutex> lock(mu_);
+  release_doomed();
   for (auto& [cap, v] : free_) {
     for (Buffer b : v) dawn_procs(nullptr)->BufferRelease(b);
     allocated_ -= cap * v.size();

@@ -44,14 +44,18 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   // (waste <= 12.5%), always a multiple of 4.
   static size_t size_class(size_t nbytes);
   std::shared_ptr<WebGPUBuffer> acquire(size_t nbytes);  // throws OutOfMemory
-  void release(api::Buffer buf, size_t capacity);         // from ~WebGPUBuffer
+  // From ~WebGPUBuffer, on whichever thread drops the last tensor: never calls Dawn while
+  // the device exists (buffers beyond the pool limit wait in doomed_ for acquire/clear).
+  void release(api::Buffer buf, size_t capacity);
+  // acquire() and clear() call Dawn: only the holder of the runtime lock calls them.
   void clear();                                            // frees all pooled buffers
   void detach();  // the device is going away: later releases just drop the handle
-  uint64_t allocated() const { return allocated_; }
-  uint64_t in_use() const { return in_use_; }
-  uint64_t pooled() const { return allocated_ - in_use_; }
-  uint64_t created() const { return created_; }
-  uint64_t reuses() const { return reuses_; }
+  // (under mu_: release() runs on any thread)
+  uint64_t allocated() const { std::lock_guard<std::mutex> l(mu_); return allocated_; }
+  uint64_t in_use() const { std::lock_guard<std::mutex> l(mu_); return in_use_; }
+  uint64_t pooled() const { std::lock_guard<std::mutex> l(mu_); return allocated_ - in_use_; }
+  uint64_t created() const { std::lock_guard<std::mutex> l(mu_); return created_; }
+  uint64_t reuses() const { std::lock_guard<std::mutex> l(mu_); return reuses_; }
   // Bumped whenever a buffer is really released to Dawn: caches that reference buffers
   // (the backend's bind groups) drop their entries when it changes.
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
@@ -60,8 +64,10 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   const DawnDevice* dev_;
   uint64_t domain_;
   uint64_t limit_;  // pooled bytes above this are freed instead of kept
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<size_t, std::vector<api::Buffer>> free_;
+  std::vector<std::pair<api::Buffer, size_t>> doomed_;  // beyond the limit, not yet released
+  void release_doomed();  // mu_ held
   uint64_t allocated_ = 0, in_use_ = 0, created_ = 0, reuses_ = 0;
   std::atomic<uint64_t> generation_{0};
 };

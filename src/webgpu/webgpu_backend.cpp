@@ -144,7 +144,10 @@ void WebGPUBackend::drop_bind_groups() {
 }
 
 WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index)
-    : dev_(std::make_unique<DawnDevice>(inst, adapter_index)), index_(device_index), domain_(new_domain()) {
+    : dev_(std::make_unique<DawnDevice>(inst, adapter_index)),
+      in_flight_(std::make_unique<SubmissionQueue>(*dev_)),
+      index_(device_index),
+      domain_(new_domain()) {
   pool_ = std::make_shared<BufferPool>(*dev_, domain_, env_u64("WGT_WEBGPU_POOL_LIMIT", 2ull << 30));
   max_batch_ = static_cast<uint32_t>(std::max<uint64_t>(1, env_u64("WGT_WEBGPU_BATCH", 256)));
   // Cached bind groups with a dynamic-offset params uniform: on by default on hardware
@@ -296,6 +299,7 @@ void WebGPUBackend::write(const DeviceBuffer& dst, size_t offset, const void* sr
       std::memcpy(tail, static_cast<const uint8_t*>(src) + main, nbytes - main);
       dev_->p().QueueWriteBuffer(dev_->queue(), buf, offset + main, tail, 4);
     }
+    in_flight_->submitted(0, nbytes, "write");  // Dawn holds a staging copy until it ran
     return;
   }
   // Unaligned edges: read the boundary words, merge, write whole words (rare: views of u8/f16).
@@ -304,6 +308,7 @@ void WebGPUBackend::write(const DeviceBuffer& dst, size_t offset, const void* sr
   read(dst, begin, tmp.data(), std::min(avail, dst.nbytes() - begin));
   std::memcpy(tmp.data() + (offset - begin), src, nbytes);
   dev_->p().QueueWriteBuffer(dev_->queue(), buf, begin, tmp.data(), tmp.size());
+  in_flight_->submitted(0, tmp.size(), "write");
 }
 
 void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) {
@@ -357,6 +362,7 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
     p.CommandBufferRelease(cb);
     p.CommandEncoderRelease(enc);
     ++stats_.submits;
+    in_flight_->submitted(0, size, "read");
   }
   map_read(staging, size, offset - begin, dst, nbytes, "read", [&] {
     // A map still pending on the kept staging buffer would poison the next read: drop it
@@ -379,6 +385,9 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
     static_cast<R*>(u1)->msg = to_string(m);
   };
   mi.userdata1 = &r;
+  // Everything before the mapped copy first, oldest first: each wait has the timeout, so a
+  // long queue in front of the read is no timeout while the device makes progress.
+  in_flight_->drain(op);
   ++stats_.host_waits;
   try {
     dev_->instance().wait(p.BufferMapAsync(buf, map_mode::Read, 0, size, mi), op);
@@ -401,6 +410,7 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
 void WebGPUBackend::wait_idle(const char* op) {
   // Queue work completes in order: once this tiny copy is mappable, everything before it ran.
   const Procs& p = dev_->p();
+  in_flight_->drain(op);  // as map_read: each submission waited for with its own timeout
   if (!sync_dst_) sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");  // see below
   CommandEncoderDescriptor ed;
   CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
@@ -713,6 +723,8 @@ void WebGPUBackend::flush_with(const TailCopy* tail) {
   p.CommandEncoderRelease(b->encoder);
   ++batch_serial_;
   ++stats_.submits;
+  // May wait for older submissions (back-pressure); the batch is already handed over.
+  in_flight_->submitted(b->dispatches, b->arena.size() + (tail ? tail->size : 0), "webgpu submit");
   if (b->pass_timed) collect_batch_time(*b);
   else if (n_queries) collect_timestamps(*b);
 }

@@ -10,6 +10,7 @@
 
 #include "webgpu/context.hpp"
 #include "webgpu/device.hpp"
+#include "webgpu/submissions.hpp"
 
 namespace wgt::webgpu {
 
@@ -92,6 +93,9 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_pool();  // frees every pooled (unused) buffer
   uint32_t max_batch() const { return max_batch_; }
   void set_max_batch(uint32_t n) { max_batch_ = n ? n : 1; }
+  // Work submitted and not known to be complete (back-pressure, see submissions.hpp).
+  const SubmissionQueue& in_flight() const { return *in_flight_; }
+  void set_in_flight_limits(const InFlightLimits& l) { in_flight_->limits = l; }
   // Bind-group cache (explicit layouts with a dynamic-offset params uniform); applies to
   // pipelines requested from now on. Default: env WGT_WEBGPU_BIND_CACHE, else on for hardware
   // adapters, off for software ones (see docs/webgpu.md).
@@ -160,6 +164,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   bool bind_cache_ = true;
 
   std::unique_ptr<DawnDevice> dev_;
+  std::unique_ptr<SubmissionQueue> in_flight_;
   int index_;
   uint64_t domain_;
   std::shared_ptr<BufferPool> pool_;

@@ -18,7 +18,9 @@ webgpu::WebGPUBackend& webgpu_device(int index, const char* op) {
 
 }  // namespace
 
+// Both take the runtime lock: the backend's counters change under every op.
 WebGPUBatchStats webgpu_batch_stats(int device_index) {
+  auto lk = Runtime::get().lock();
   webgpu::WebGPUBackend& b = webgpu_device(device_index, "webgpu_batch_stats");
   const webgpu::BatchStats& s = b.batch_stats();
   WebGPUBatchStats out;
@@ -26,11 +28,34 @@ WebGPUBatchStats webgpu_batch_stats(int device_index) {
   out.submits = s.submits;
   out.host_waits = s.host_waits;
   out.max_batch = b.max_batch();
+  const webgpu::SubmissionQueue& q = b.in_flight();
+  out.in_flight_dispatches = q.dispatches();
+  out.in_flight_bytes = q.bytes();
+  out.in_flight_entries = q.size();
+  out.max_in_flight_dispatches = q.limits.dispatches;
+  out.max_in_flight_bytes = q.limits.bytes;
+  out.max_in_flight_entries = q.limits.submissions;
+  out.throttle_waits = q.throttle_waits();
   return out;
 }
 
 void set_webgpu_max_batch(uint32_t dispatches, int device_index) {
+  auto lk = Runtime::get().lock();
   webgpu_device(device_index, "set_webgpu_max_batch").set_max_batch(dispatches);
+}
+
+}  // namespace wgt
+
+namespace wgt {
+
+void set_webgpu_max_in_flight(uint64_t dispatches, uint64_t bytes, uint32_t entries, int device_index) {
+  auto lk = Runtime::get().lock();
+  webgpu::WebGPUBackend& b = webgpu_device(device_index, "set_webgpu_max_in_flight");
+  webgpu::InFlightLimits l = b.in_flight().limits;
+  if (dispatches) l.dispatches = dispatches;
+  if (bytes) l.bytes = bytes;
+  if (entries) l.submissions = entries;
+  b.set_in_flight_limits(l);
 }
 
 }  // namespace wgt

@@ -29,6 +29,7 @@ std::vector<std::unique_ptr<DeviceBackend>> create_webgpu_backends(std::string* 
 std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
   std::vector<WebGPUInfo> out;
   std::string why;
+  auto lk = Runtime::get().lock();  // the pool counters change under every op
   for (int i = 0;; ++i) {
     auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(i, i == 0 ? &why : nullptr));
     if (!b) break;

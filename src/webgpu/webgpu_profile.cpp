@@ -102,22 +102,30 @@ bool webgpu_profile_supported(std::string* why, int device) {
   return false;
 }
 
-void webgpu_profile(bool on, int device) { profiled_backend(device, "webgpu_profile").set_profiling(on); }
+// The entries below use the backend, which only the holder of the runtime lock may.
+void webgpu_profile(bool on, int device) {
+  auto lk = Runtime::get().lock();
+  profiled_backend(device, "webgpu_profile").set_profiling(on);
+}
 
 bool webgpu_profiling(int device) {
+  auto lk = Runtime::get().lock();
   auto* w = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(device));
   return w && w->profiling();
 }
 
 std::vector<KernelTime> webgpu_profile_read(bool reset, int device) {
+  auto lk = Runtime::get().lock();
   return to_times(profiled_backend(device, "webgpu_profile_read").profile(reset));
 }
 
 void webgpu_batch_timing(bool on, int device) {
+  auto lk = Runtime::get().lock();
   profiled_backend(device, "webgpu_batch_timing").set_batch_timing(on);
 }
 
 BatchGpuTime webgpu_batch_time_read(bool reset, int device) {
+  auto lk = Runtime::get().lock();
   const webgpu::BatchTime t = profiled_backend(device, "webgpu_batch_time_read").batch_time(reset);
   return {t.batches, t.dispatches, static_cast<double>(t.gpu_ns) / 1e3};
 }

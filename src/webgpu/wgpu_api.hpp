@@ -399,6 +399,18 @@ struct PopErrorScopeCallbackInfo {
   void* userdata2 = nullptr;
 };
 
+// The status is not read (completion is what WaitAny reports): older Dawn builds pass no
+// message argument, so the callback ignores its arguments either way.
+using QueueWorkDoneCallback = void (*)(uint32_t status, StringView message, void* u1, void* u2);
+struct QueueWorkDoneCallbackInfo {
+  const ChainedStruct* next = nullptr;
+  CallbackMode mode = CallbackMode::WaitAnyOnly;
+  QueueWorkDoneCallback callback = nullptr;
+  void* userdata1 = nullptr;
+  void* userdata2 = nullptr;
+};
+static_assert(sizeof(QueueWorkDoneCallbackInfo) == 40);
+
 // ---- entry points: X(name, return, params) ----
 #define WGT_WGPU_PROCS(X)                                                                                      \
   X(CreateInstance, Instance, (const InstanceDescriptor*))                                                  \
@@ -434,6 +446,7 @@ struct PopErrorScopeCallbackInfo {
   X(DeviceRelease, void, (Device))                                                                           \
   X(QueueSubmit, void, (Queue, size_t, const CommandBuffer*))                                                \
   X(QueueWriteBuffer, void, (Queue, Buffer, uint64_t, const void*, size_t))                                  \
+  X(QueueOnSubmittedWorkDone, Future, (Queue, QueueWorkDoneCallbackInfo))                                   \
   X(QueueRelease, void, (Queue))                                                                             \
   X(BufferMapAsync, Future, (Buffer, Flags, size_t, size_t, BufferMapCallbackInfo))                          \
   X(BufferGetConstMappedRange, const void*, (Buffer, size_t, size_t))                                        \
