@@ -1,5 +1,6 @@
 // dlopen of Dawn + resolution of the entry-point table (see dawn_loader.hpp).
 #include "webgpu/dawn_loader.hpp"
+#include "runtime/settings.hpp"
 
 #include <dlfcn.h>
 
@@ -9,7 +10,7 @@
 namespace wgt::webgpu {
 
 std::string dawn_library_path() {
-  if (const char* p = std::getenv("WGT_DAWN_PATH"); p && *p) return p;
+  if (const auto& p = *settings().dawn_path) return *p;
 #ifdef WGT_DAWN_DEFAULT_PATH
   return WGT_DAWN_DEFAULT_PATH;
 #else
