@@ -60,7 +60,7 @@ TEST(Settings, BadValuesNameTheVariableAndTheForm) {
       {"WGT_FALLBACK", {"2", "yes", "on", "-1", "01"}},
       {"WGT_TRACE", {"true!", "10"}},
       {"WGT_WEBGPU_TIMEOUT_MS", {"0", "soon", "4294967296", "-1"}},
-      {"WGT_WEBGPU_BATCH", {"0", "65537"}},
+      {"WGT_WEBGPU_BATCH", {"0", "1048577"}},
       {"WGT_WEBGPU_ADAPTER", {"-1", "1024", "a"}},
       {"WGT_MATMUL_TILE", {"64x64x8x4", "64x64x8x4x4x4", "64x64x8x0x4", "64xx64x8x4x4", "x64x64x8x4x4", "off",
                            "64x64x8x4x65537"}},

@@ -409,7 +409,8 @@ AttnShape attn_shape(const OpCall& call) {
 
 // ---- decode, subgroup kernel (attention_decode_sg.wgsl) ----
 //
-// Knobs, read at every launch so that a benchmark can sweep them in one process:
+// Knobs (runtime/settings.hpp), read by every launch; a benchmark sweeps them in one process
+// with settings_reload() after each change:
 //   WGT_ATTN_DECODE_KERNEL = sg | split   default sg where it applies (see decode_sg_config);
 //                                         split forces the staged kernel; sg on a shape or
 //                                         device it does not fit still runs split
