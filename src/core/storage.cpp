@@ -8,8 +8,8 @@
 #include <new>
 #include <unordered_map>
 
-#include "wgt/error.hpp"
 #include "runtime/settings.hpp"
+#include "wgt/error.hpp"
 
 namespace wgt {
 

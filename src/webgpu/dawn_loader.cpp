@@ -1,11 +1,12 @@
 // dlopen of Dawn + resolution of the entry-point table (see dawn_loader.hpp).
 #include "webgpu/dawn_loader.hpp"
-#include "runtime/settings.hpp"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
+
+#include "runtime/settings.hpp"
 
 namespace wgt::webgpu {
 

@@ -1,9 +1,10 @@
 // Dawn instance, adapter discovery and device creation (see device.hpp).
 #include "webgpu/device.hpp"
-#include "runtime/settings.hpp"
 
 #include <cstdlib>
 #include <cstring>
+
+#include "runtime/settings.hpp"
 
 namespace wgt::webgpu {
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "runtime/host_profile.hpp"
+#include "runtime/settings.hpp"
 #include "webgpu/buffer_pool.hpp"
 #include "webgpu/shader_registry.hpp"
-#include "runtime/settings.hpp"
 
 namespace wgt::webgpu {
 

@@ -15,8 +15,8 @@
 #include <cblas.h>
 #endif
 
-#include "wgt/error.hpp"
 #include "runtime/settings.hpp"
+#include "wgt/error.hpp"
 
 namespace wgt::cpu_fast {
 namespace {
