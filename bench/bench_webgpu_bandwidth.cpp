@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "runtime/settings.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -155,8 +156,10 @@ int main(int argc, char** argv) {
   // The same kernel with its row reductions through workgroup memory instead of subgroups.
   if (want("softmax_wg")) {
     setenv("WGT_REDUCE_SUBGROUPS", "off", 1);
+    settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
     ok &= measure("softmax (rows of 4096, no subgroups)", 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
     unsetenv("WGT_REDUCE_SUBGROUPS");
+    settings_reload();
   }
   if (want("rms_norm")) ok &= measure("rms_norm (rows of 4096)", 2.0 * n * 4, iters, [&] { return rms_norm(a, w, 1e-6); }, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {

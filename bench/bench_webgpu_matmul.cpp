@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/settings.hpp"
 #include "webgpu/kernels/matmul.hpp"
 #include "wgt/wgt.hpp"
 
@@ -112,6 +113,7 @@ void apply(const Variant& v) {
   set("WGT_MATMUL_F16", v.f16);
   set("WGT_MATMUL_GEMV_VEC", v.gemv_vec);
   set("WGT_MATMUL_SUBGROUPS", v.sg);
+  settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
 }
 
 struct Problem {

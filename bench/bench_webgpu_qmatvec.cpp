@@ -36,6 +36,7 @@
 #include <string>
 
 #include "bench_timing.hpp"
+#include "runtime/settings.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -120,12 +121,14 @@ std::vector<std::pair<std::string, std::optional<std::string>>> apply_env(
     old.emplace_back(k, prev ? std::optional<std::string>(prev) : std::nullopt);
     setenv(k.c_str(), v.c_str(), 1);
   }
+  wgt::settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
   return old;
 }
 void restore_env(const std::vector<std::pair<std::string, std::optional<std::string>>>& old) {
   for (auto it = old.rbegin(); it != old.rend(); ++it) {
     if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1); else unsetenv(it->first.c_str());
   }
+  wgt::settings_reload();
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ struct Policy {
   bool trace = false;  // print one line per decision to stderr
 };
 
-// Reads WGT_POLICY, WGT_CPU_MODE, WGT_FALLBACK, WGT_MIN_GPU_WORK, WGT_MEMORY_BUDGET, WGT_TRACE.
+// `base` with WGT_POLICY, WGT_CPU_MODE, WGT_FALLBACK, WGT_MIN_GPU_WORK, WGT_MEMORY_BUDGET and WGT_TRACE
+// applied where set, as parsed at the first use of the library (README "Tuning and observing").
 Policy policy_from_env(Policy base = {});
 
 struct OpDecision {

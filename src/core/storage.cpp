@@ -8,6 +8,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "runtime/settings.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt {
@@ -57,8 +58,7 @@ class HostBlockCache {
 
  private:
   HostBlockCache() {
-    const char* v = std::getenv("WGT_HOST_CACHE_BYTES");
-    limit_ = v && *v ? std::strtoull(v, nullptr, 10) : (size_t{1} << 30);
+    limit_ = static_cast<size_t>(*settings().host_cache_bytes);
   }
   std::mutex mu_;
   std::multimap<size_t, uint8_t*> free_;  // capacity -> block

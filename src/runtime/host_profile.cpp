@@ -23,20 +23,19 @@ std::mutex g_mu;
 uint64_t g_count[kStageCount] = {};
 double g_total[kStageCount] = {};
 
-bool env_on() {
-  const char* v = std::getenv("WGT_HOST_PROFILE");
-  return v && std::strcmp(v, "1") == 0;
-}
-
-struct AtExit {
-  AtExit() {
-    if (env_on()) std::atexit([] { std::fputs(host_profile_report().c_str(), stderr); });
-  }
-};
 }  // namespace
 
-std::atomic<bool> g_on{env_on()};
-static AtExit g_at_exit;
+std::atomic<bool> g_on{false};
+
+// WGT_HOST_PROFILE=1 (runtime/settings.hpp), at Runtime construction: profile from the first
+// op and print the table at exit. Once per process.
+void enable_from_env() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_on.store(true, std::memory_order_relaxed);
+    std::atexit([] { std::fputs(host_profile_report().c_str(), stderr); });
+  });
+}
 
 void add(Stage s, double seconds) {
   std::lock_guard<std::mutex> lock(g_mu);

@@ -24,6 +24,7 @@ enum Stage : int {
 };
 
 extern std::atomic<bool> g_on;
+void enable_from_env();
 void add(Stage s, double seconds);
 
 class Scope {

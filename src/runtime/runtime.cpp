@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_backend.hpp"
 #include "runtime/host_profile.hpp"
+#include "runtime/settings.hpp"
 #include "webgpu/webgpu_factory.hpp"
 #include "wgt/wgt.hpp"
 
@@ -16,34 +17,14 @@ namespace wgt {
 
 const char* version() { return "0.1.0"; }
 
-static double env_double(const char* name, double dflt) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
-  char* end = nullptr;
-  double d = std::strtod(v, &end);
-  if (*end != '\0')
-    throw_error(ErrorKind::InvalidArgument, "policy_from_env", std::string(name) + "='" + v + "' is not a number");
-  return d;
-}
-
 Policy policy_from_env(Policy p) {
-  if (const char* m = std::getenv("WGT_POLICY"); m && *m) {
-    std::string s = m;
-    if (s == "auto") p.mode = PolicyMode::Auto;
-    else if (s == "gpu-strict") p.mode = PolicyMode::GpuStrict;
-    else if (s == "cpu-only") p.mode = PolicyMode::CpuOnly;
-    else throw_error(ErrorKind::InvalidArgument, "policy_from_env", "WGT_POLICY='" + s + "'; use auto, gpu-strict or cpu-only");
-  }
-  if (const char* m = std::getenv("WGT_CPU_MODE"); m && *m) {
-    std::string s = m;
-    if (s == "fast") p.cpu_mode = CpuMode::Fast;
-    else if (s == "reference") p.cpu_mode = CpuMode::Reference;
-    else throw_error(ErrorKind::InvalidArgument, "policy_from_env", "WGT_CPU_MODE='" + s + "'; use fast or reference");
-  }
-  p.allow_fallback = env_double("WGT_FALLBACK", p.allow_fallback ? 1 : 0) != 0;
-  p.min_gpu_work = env_double("WGT_MIN_GPU_WORK", p.min_gpu_work);
-  p.memory_budget = static_cast<uint64_t>(env_double("WGT_MEMORY_BUDGET", static_cast<double>(p.memory_budget)));
-  p.trace = env_double("WGT_TRACE", p.trace ? 1 : 0) != 0;
+  const Settings& s = settings();
+  if (*s.policy) p.mode = **s.policy;
+  if (*s.cpu_mode) p.cpu_mode = **s.cpu_mode;
+  if (*s.fallback) p.allow_fallback = **s.fallback;
+  if (*s.min_gpu_work) p.min_gpu_work = static_cast<double>(**s.min_gpu_work);
+  if (*s.memory_budget) p.memory_budget = **s.memory_budget;
+  if (*s.trace) p.trace = **s.trace;
   return p;
 }
 
@@ -56,7 +37,11 @@ Runtime& Runtime::get() {
 }
 
 Runtime::Runtime() {
+  // The first use of the library: every WGT_* variable is parsed here, and a bad one is an
+  // InvalidArgument error naming it before anything runs (runtime/settings.hpp).
+  const Settings& s = settings();
   policy_ = policy_from_env();
+  if (*s.host_profile) hostprof::enable_from_env();
   cpu_ref_ = make_cpu_backend(CpuMode::Reference);
   cpu_fast_ = make_cpu_backend(CpuMode::Fast);
 }

@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "runtime/settings.hpp"
+
 namespace wgt::webgpu {
 
 std::string dawn_library_path() {
-  if (const char* p = std::getenv("WGT_DAWN_PATH"); p && *p) return p;
+  if (const auto& p = *settings().dawn_path) return *p;
 #ifdef WGT_DAWN_DEFAULT_PATH
   return WGT_DAWN_DEFAULT_PATH;
 #else

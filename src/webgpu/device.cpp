@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/settings.hpp"
+
 namespace wgt::webgpu {
 
 using namespace api;
@@ -58,11 +60,6 @@ const char* feature_name(uint32_t v) {
     case kSubgroupMatrix: return "chromium-experimental-subgroup-matrix";
     default: return nullptr;
   }
-}
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
 }
 
 // Limits are read into a padded buffer: the prefix we declare is verified, and whatever the
@@ -156,14 +153,7 @@ void derive_memory_heap_bytes(AdapterDesc& d) {
 }
 
 uint64_t DawnInstance::timeout_ms() {
-  const char* v = std::getenv("WGT_WEBGPU_TIMEOUT_MS");
-  if (!v || !*v) return 60000;
-  char* end = nullptr;
-  unsigned long long ms = std::strtoull(v, &end, 10);
-  if (*end != '\0' || ms == 0)
-    throw_error(ErrorKind::InvalidArgument, "webgpu", std::string("WGT_WEBGPU_TIMEOUT_MS='") + v +
-                                                          "' is not a positive integer (milliseconds)");
-  return ms;
+  return *settings().webgpu_timeout_ms;
 }
 
 void DawnInstance::wait(Future f, const char* what) const {
@@ -290,11 +280,10 @@ bool DawnInstance::init(std::string* why) {
     return false;
   }
   // WGT_WEBGPU_ADAPTER=N keeps only adapter N (ordinal in the order above).
-  if (const char* sel = std::getenv("WGT_WEBGPU_ADAPTER"); sel && *sel) {
-    char* end = nullptr;
-    long n = std::strtol(sel, &end, 10);
-    if (*end != '\0' || n < 0 || n >= static_cast<long>(adapters_.size())) {
-      *why = std::string("WGT_WEBGPU_ADAPTER='") + sel + "' is not an adapter ordinal in [0, " +
+  if (const auto& sel = *settings().webgpu_adapter) {
+    const long n = static_cast<long>(*sel);
+    if (n >= static_cast<long>(adapters_.size())) {
+      *why = "WGT_WEBGPU_ADAPTER=" + std::to_string(n) + " is not an adapter ordinal in [0, " +
              std::to_string(adapters_.size()) + ")";
       adapters_.clear();
       return false;
@@ -360,11 +349,11 @@ std::string DawnDevice::pop_scope(ErrorType* type) const {
 
 DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(index) {
   const Adapter adapter = inst.adapter(index);
-  validate_ = env_flag("WGT_WEBGPU_VALIDATE");
+  validate_ = *settings().webgpu_validate;
   std::vector<uint32_t> want;
   auto has = [&](uint32_t f) { return p().AdapterHasFeature(adapter, f) != 0; };
   // WGT_WEBGPU_DISABLE_F16=1 leaves shader-f16 unrequested (emulates adapters without it).
-  const bool no_f16 = env_flag("WGT_WEBGPU_DISABLE_F16");
+  const bool no_f16 = *settings().webgpu_disable_f16;
   for (uint32_t f : {feature::ShaderF16, feature::Subgroups, feature::TimestampQuery, kSubgroupMatrix})
     if (has(f) && !(no_f16 && f == feature::ShaderF16)) want.push_back(f);
   PaddedLimits lim;

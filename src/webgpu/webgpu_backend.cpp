@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "runtime/host_profile.hpp"
+#include "runtime/settings.hpp"
 #include "webgpu/buffer_pool.hpp"
 #include "webgpu/shader_registry.hpp"
 
@@ -49,16 +50,6 @@ constexpr size_t kMaxBindGroups = 4096;  // cached bind groups before the cache 
 // Timed dispatches per profiled batch at most: the WebGPU spec caps a query set at 4096
 // queries, two per dispatch.
 constexpr uint32_t kMaxTimedPerBatch = 2048;
-
-uint64_t env_u64(const char* name, uint64_t dflt) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
-  char* end = nullptr;
-  unsigned long long x = std::strtoull(v, &end, 10);
-  if (*end != '\0')
-    throw_error(ErrorKind::InvalidArgument, "webgpu", std::string(name) + "='" + v + "' is not an integer");
-  return x;
-}
 
 uint64_t new_domain() {
   // Unique per backend instance and per process: a foreign buffer is never mistaken for ours.
@@ -148,12 +139,13 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
       in_flight_(std::make_unique<SubmissionQueue>(*dev_)),
       index_(device_index),
       domain_(new_domain()) {
-  pool_ = std::make_shared<BufferPool>(*dev_, domain_, env_u64("WGT_WEBGPU_POOL_LIMIT", 2ull << 30));
-  max_batch_ = static_cast<uint32_t>(std::max<uint64_t>(1, env_u64("WGT_WEBGPU_BATCH", 256)));
+  const Settings& s = settings();
+  pool_ = std::make_shared<BufferPool>(*dev_, domain_, *s.webgpu_pool_limit);
+  max_batch_ = *s.webgpu_batch;
   // Cached bind groups with a dynamic-offset params uniform: on by default on hardware
   // adapters. Off on software ones: lavapipe runs a dispatch with a dynamic uniform offset
   // about 2x slower (measured: ~30 -> ~60 us per tiny add), more than the host time saved.
-  bind_cache_ = env_u64("WGT_WEBGPU_BIND_CACHE", is_software() ? 0 : 1) != 0;
+  bind_cache_ = s.webgpu_bind_cache->value_or(!is_software());
   register_elementwise_kernels(registry_);
   register_reduce_kernels(registry_);
   register_matmul_kernels(registry_);
@@ -164,7 +156,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   sync_src_ = create_buffer(*dev_, usage::CopySrc | usage::CopyDst, 4, "webgpu");
   sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
-  if (env_u64("WGT_WEBGPU_PROFILE", 0) != 0) {
+  if (*s.webgpu_profile) {
     // An env switch should not take the device away: without the feature, say so and go on.
     if (features().timestamp_query) {
       set_profiling(true);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "settings_env.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -25,12 +26,12 @@ class EnvGuard {
  public:
   EnvGuard(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value) test_setenv(name, value);
+    else test_unsetenv(name);
   }
   ~EnvGuard() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_) test_setenv(name_, old_->c_str());
+    else test_unsetenv(name_);
   }
   EnvGuard(const EnvGuard&) = delete;
   EnvGuard& operator=(const EnvGuard&) = delete;

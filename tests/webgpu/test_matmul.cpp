@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "settings_env.hpp"
 #include "webgpu/kernels/matmul.hpp"
 #include "wgt/wgt.hpp"
 
@@ -287,7 +288,7 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
   Tensor a = random_gpu({2, 130, 65}, DType::F32, 700), b = random_gpu({65, 127}, DType::F32, 701);
   Tensor bt = random_gpu({127, 65}, DType::F32, 702);
   for (const char* tile : {"32x32x8x4x4", "64x64x8x4x4", "64x64x16x4x4", "64x32x8x4x4", "32x64x16x4x8", "128x128x8x8x8"}) {
-    ASSERT_EQ(setenv("WGT_MATMUL_TILE", tile, 1), 0);
+    ASSERT_EQ(test_setenv("WGT_MATMUL_TILE", tile), 0);
     std::string v;
     try {
       v = check_matmul(gpu, a, b, false);
@@ -302,12 +303,12 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
     const size_t third = t.find('x', t.find('x', t.find('x') + 1) + 1);
     EXPECT_EQ(v.rfind("tiled " + t.substr(0, third) + " " + t.substr(third + 1) + " ", 0), 0u) << v;
   }
-  ASSERT_EQ(setenv("WGT_MATMUL_GEMV", "off", 1), 0);
+  ASSERT_EQ(test_setenv("WGT_MATMUL_GEMV", "off"), 0);
   EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 703), b, false).rfind("tiled", 0), 0u);
-  ASSERT_EQ(setenv("WGT_MATMUL_GEMV", "64x16", 1), 0);
+  ASSERT_EQ(test_setenv("WGT_MATMUL_GEMV", "64x16"), 0);
   EXPECT_EQ(check_matmul(gpu, random_gpu({3, 65}, DType::F32, 704), bt, true), "gemv 64x16 kfast");
-  unsetenv("WGT_MATMUL_GEMV");
-  ASSERT_EQ(setenv("WGT_MATMUL_TILE", "64x64x8x3x4", 1), 0);  // TM not a multiple of 4
+  test_unsetenv("WGT_MATMUL_GEMV");
+  ASSERT_EQ(test_setenv("WGT_MATMUL_TILE", "64x64x8x3x4"), 0);  // TM not a multiple of 4
   OpCall call{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 130, 127}, DType::F32, Device::webgpu())}, {}, 0.0};
   try {
     gpu->execute(call);
@@ -315,14 +316,14 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
   }
-  unsetenv("WGT_MATMUL_TILE");
+  test_unsetenv("WGT_MATMUL_TILE");
 }
 
-// Sets an environment variable for one scope (the launcher reads it at every launch).
+// Sets an environment variable for one scope (reloaded: the next launch sees it).
 struct ScopedEnv {
   std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
+  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
+  ~ScopedEnv() { test_unsetenv(name.c_str()); }
 };
 
 bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }

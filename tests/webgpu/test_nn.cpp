@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "settings_env.hpp"
 #include "webgpu/kernels/matmul.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
@@ -422,11 +423,11 @@ TEST_F(WebGpuNn, KvCacheAppendRopeSeparateBuffersAndLauncherFallback) {
   }
 }
 
-// Sets an environment variable for one scope (the matmul launcher reads it at every launch).
+// Sets an environment variable for one scope (reloaded: the next matmul launch sees it).
 struct ScopedEnv {
   std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
+  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
+  ~ScopedEnv() { test_unsetenv(name.c_str()); }
 };
 
 bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }

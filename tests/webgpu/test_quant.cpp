@@ -15,6 +15,7 @@
 #include <string>
 
 #include "quant/blocks.hpp"
+#include "settings_env.hpp"
 #include "webgpu/webgpu_backend.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
@@ -85,20 +86,20 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     // The f32-x streaming matvec unless a test picks another kernel: it matches the CPU to f32
     // rounding. The default (i8, x rounded to 8 bits) is checked under its own bound
     // (I8MatvecWithinXRoundingBound).
-    setenv("WGT_QMATVEC_KERNEL", "stream", 1);
+    test_setenv("WGT_QMATVEC_KERNEL", "stream");
   }
   void TearDown() override {
-    unsetenv("WGT_QMATVEC_SUBGROUPS");
-    unsetenv("WGT_QMATVEC_KERNEL");
-    unsetenv("WGT_QMATVEC_ROWS");
-    unsetenv("WGT_QMATVEC_UNROLL");
-    unsetenv("WGT_QMATVEC_WARPS");
-    unsetenv("WGT_QMATVEC_KSPLIT");
-    unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
-    unsetenv("WGT_QMATVEC_XSTAT_ROWS");
-    unsetenv("WGT_QMATVEC_XSTAT_BATCH");
-    unsetenv("WGT_QMATVEC_WAVE");
-    unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
+    test_unsetenv("WGT_QMATVEC_SUBGROUPS");
+    test_unsetenv("WGT_QMATVEC_KERNEL");
+    test_unsetenv("WGT_QMATVEC_ROWS");
+    test_unsetenv("WGT_QMATVEC_UNROLL");
+    test_unsetenv("WGT_QMATVEC_WARPS");
+    test_unsetenv("WGT_QMATVEC_KSPLIT");
+    test_unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
+    test_unsetenv("WGT_QMATVEC_XSTAT_ROWS");
+    test_unsetenv("WGT_QMATVEC_XSTAT_BATCH");
+    test_unsetenv("WGT_QMATVEC_WAVE");
+    test_unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
     WebGpuTest::TearDown();
     synchronize();
   }
@@ -193,8 +194,8 @@ struct FusionCase {
   float xscale = 1.f;
   bool every_format = true;
   void use() const {
-    setenv("WGT_QMATVEC_KERNEL", kernel, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", subgroups, 1);
+    test_setenv("WGT_QMATVEC_KERNEL", kernel);
+    test_setenv("WGT_QMATVEC_SUBGROUPS", subgroups);
   }
   std::vector<QType> formats() const {
     if (every_format) return std::vector<QType>(std::begin(kStream), std::end(kStream));
@@ -277,8 +278,8 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
       for (size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(cpu[i], ref[i]) << what << " cpu i=" << i;
     }
   }
-  unsetenv("WGT_QMATVEC_KERNEL");
-  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  test_unsetenv("WGT_QMATVEC_KERNEL");
+  test_unsetenv("WGT_QMATVEC_SUBGROUPS");
   // x as a vector [K]: c is [N].
   const QTensor w = qrand(QType::Q8_0, 5, 64, 14);
   const Tensor x = Tensor::from_vector(randn(64, 15, 1.f), {64});
@@ -344,8 +345,8 @@ TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
         expect_within_i8_bound(got, want, w, xin, 1.0 / (254.0 * 254.0), 1.01, what);
       }
   }
-  unsetenv("WGT_QMATVEC_KERNEL");
-  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  test_unsetenv("WGT_QMATVEC_KERNEL");
+  test_unsetenv("WGT_QMATVEC_SUBGROUPS");
   // typed errors: gate and up of different shapes (silu_mul's check on the CPU path)
   const QTensor w = qrand(QType::Q8_0, 5, 64, 24);
   EXPECT_THROW((void)silu_mul_qmatmul_t(zeros({1, 64}, DType::F32), zeros({1, 32}, DType::F32), w), Error);
@@ -355,10 +356,10 @@ TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
 }
 
 TEST_F(QuantWebGPU, MatvecWorkgroupReductionFallback) {
-  setenv("WGT_QMATVEC_SUBGROUPS", "off", 1);
+  test_setenv("WGT_QMATVEC_SUBGROUPS", "off");
   for (QType t : kAll)
     for (int64_t N : {1, 7, 33}) check_matmul(t, 2, N, 512, "workgroup-reduce");
-  setenv("WGT_QMATVEC_SUBGROUPS", "maybe", 1);
+  test_setenv("WGT_QMATVEC_SUBGROUPS", "maybe");
   const QTensor w = qrand(QType::Q4_0, 4, 64, 3).to(Device::webgpu());
   try {
     (void)qmatmul_t(Tensor::from_vector(randn(64, 4, 1.f), {1, 64}).to(Device::webgpu()), w);
@@ -386,10 +387,10 @@ void expect_env_error(const char* var) {
 // Each of `values` in `var` is an InvalidArgument naming it; `var` unset afterwards.
 void expect_env_errors(const char* var, std::initializer_list<const char*> values) {
   for (const char* v : values) {
-    setenv(var, v, 1);
+    test_setenv(var, v);
     expect_env_error(var);
   }
-  unsetenv(var);
+  test_unsetenv(var);
 }
 
 // The streaming matvec (every format; warps of 32 lanes, ROWS weight rows per warp): K = one
@@ -398,11 +399,11 @@ void expect_env_errors(const char* var, std::initializer_list<const char*> value
 // and workgroups; M up to 4 (several x rows per dispatch); both reductions; 3, 4 and 8 rows
 // per warp.
 TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");  // the direct-load kernel (staged: the Staged* tests)
   for (const char* sg : {"on", "off"}) {
-    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    test_setenv("WGT_QMATVEC_SUBGROUPS", sg);
     for (const char* rows : {"", "3", "8"}) {
-      setenv("WGT_QMATVEC_ROWS", rows, 1);
+      test_setenv("WGT_QMATVEC_ROWS", rows);
       for (QType t : kStream)
         for (int64_t blocks : {1, 9, 40})
           for (int64_t M : {1, 4})
@@ -414,9 +415,9 @@ TEST_F(QuantWebGPU, StreamMatvecEveryReductionAndRowCount) {
 // Blocks per lane per loop trip of the streaming matvec: 1 (no unrolled part), 4 and 8 (with
 // 9 blocks most lanes take only the tail; with 40, both the unrolled loop and the tail).
 TEST_F(QuantWebGPU, StreamMatvecUnrollFactors) {
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");  // the direct-load kernel (staged: the Staged* tests)
   for (const char* u : {"1", "4", "8"}) {
-    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    test_setenv("WGT_QMATVEC_UNROLL", u);
     for (QType t : kStream)
       for (int64_t blocks : {1, 9, 40}) check_matmul(t, 2, 37, blocks * qtype_info(t).block_elems, u);
   }
@@ -424,7 +425,7 @@ TEST_F(QuantWebGPU, StreamMatvecUnrollFactors) {
 
 // The block-per-invocation matvec stays selectable (WGT_QMATVEC_KERNEL=items) for comparison.
 TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
-  setenv("WGT_QMATVEC_KERNEL", "items", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "items");
   for (QType t : kStream)
     for (int64_t N : {1, 7, 33}) check_matmul(t, 1, N, 9 * qtype_info(t).block_elems, "items");
 }
@@ -434,12 +435,12 @@ TEST_F(QuantWebGPU, ItemsMatvecStillSelectable) {
 // every format, every ROWS a tuning run would try; both reductions for ROWS = 8 (the largest
 // workgroup-memory slice). Odd K-block counts so misaligned blocks reach every row.
 TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");  // the direct-load kernel (staged: the Staged* tests)
   for (const char* rows : {"1", "2", "4", "8"}) {
-    setenv("WGT_QMATVEC_ROWS", rows, 1);
+    test_setenv("WGT_QMATVEC_ROWS", rows);
     for (const char* sg : {"on", "off"}) {
       if (std::string(sg) == "off" && std::string(rows) != "8") continue;
-      setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+      test_setenv("WGT_QMATVEC_SUBGROUPS", sg);
       for (QType t : kStream) {
         const int64_t bk = qtype_info(t).block_elems;
         const int64_t K = bk == 32 ? 5 * bk : 3 * bk;
@@ -455,13 +456,13 @@ TEST_F(QuantWebGPU, StreamMatvecOddRowCountsEveryRowsSetting) {
 // rows; the workgroup-memory reduction too for 8 warps (its largest `red`). Kept to these
 // cases: lavapipe compiles each 256-invocation pipeline slowly.
 TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // the direct-load kernel (staged: the Staged* tests)
-  setenv("WGT_QMATVEC_ROWS", "3", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");  // the direct-load kernel (staged: the Staged* tests)
+  test_setenv("WGT_QMATVEC_ROWS", "3");
   for (const char* warps : {"1", "3", "8"}) {
-    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    test_setenv("WGT_QMATVEC_WARPS", warps);
     for (const char* sg : {"on", "off"}) {
       if (std::string(sg) == "off" && std::string(warps) != "8") continue;
-      setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+      test_setenv("WGT_QMATVEC_SUBGROUPS", sg);
       for (QType t : kStream)
         for (int64_t N : {1, 10, 50}) check_matmul(t, 2, N, 9 * qtype_info(t).block_elems, warps);
     }
@@ -476,7 +477,7 @@ TEST_F(QuantWebGPU, StreamMatvecWarpsPerWorkgroup) {
 TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
   const int64_t N = 5, bad = 2;
   for (const char* kernel : {"stream", "staged", "xstat"}) {
-  setenv("WGT_QMATVEC_KERNEL", kernel, 1);
+  test_setenv("WGT_QMATVEC_KERNEL", kernel);
   for (QType t : kStream)
     for (uint16_t bits : {uint16_t{0x7E00}, uint16_t{0x7C00}, uint16_t{0xFC00}}) {
       const std::string kn = kernel;
@@ -512,7 +513,7 @@ TEST_F(QuantWebGPU, StreamMatvecCorruptScaleStaysInItsRow) {
 // with a tail; the kernel that ran must be the staged one (its buffers fit every WebGPU
 // device at these default shapes except Q6_K/Q8_0 below 32 KiB, checked against the limit).
 TEST_F(QuantWebGPU, StagedMatvecOddRowCountsEveryFormat) {
-  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "staged");
   const uint64_t wg_mem = backend().limits().max_compute_workgroup_storage_size;
   for (QType t : kStream)
     for (int64_t K : staged_ks(t))
@@ -532,7 +533,7 @@ TEST_F(QuantWebGPU, StagedMatvecOddRowCountsEveryFormat) {
 // formats (180, 306 bytes). WGT_QMATVEC_KERNEL=stream selects the direct kernel on aligned
 // rows too.
 TEST_F(QuantWebGPU, StagedMatvecFallsBackOnUnalignedRows) {
-  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "staged");
   const std::pair<QType, int64_t> cases[] = {
       {QType::Q4_0, 96}, {QType::Q6_K, 256}, {QType::Q4_1, 288}, {QType::Q8_0, 288}, {QType::Q6_K, 2304}};
   for (auto [t, K] : cases)
@@ -540,10 +541,10 @@ TEST_F(QuantWebGPU, StagedMatvecFallsBackOnUnalignedRows) {
       check_matmul(t, 3, N, K, "staged-fallback");
       EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t) << " K=" << K;
     }
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");
   check_matmul(QType::Q4_0, 1, 5, 256, "stream");
   EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream");
-  setenv("WGT_QMATVEC_KERNEL", "items", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "items");
   check_matmul(QType::Q4_0, 1, 5, 256, "items");
   EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "items");
 }
@@ -555,35 +556,35 @@ TEST_F(QuantWebGPU, StagedMatvecFallsBackOnUnalignedRows) {
 // the direct kernel (checked to stay correct); an explicit WGT_QMATVEC_STAGE_BUFFERS must
 // fit (MatvecBadEnvValuesAreTypedErrors).
 TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
-  setenv("WGT_QMATVEC_KERNEL", "staged", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "staged");
   auto run_all = [&](const char* what) {
     for (QType t : kStream)
       for (int64_t K : staged_ks(t)) check_matmul(t, 2, 37, K, what);
   };
   for (const char* rows : {"1", "2", "8"}) {
-    setenv("WGT_QMATVEC_ROWS", rows, 1);
+    test_setenv("WGT_QMATVEC_ROWS", rows);
     run_all(rows);
   }
-  setenv("WGT_QMATVEC_SUBGROUPS", "off", 1);
+  test_setenv("WGT_QMATVEC_SUBGROUPS", "off");
   run_all("rows 8, workgroup reduction");
-  unsetenv("WGT_QMATVEC_SUBGROUPS");
-  unsetenv("WGT_QMATVEC_ROWS");
+  test_unsetenv("WGT_QMATVEC_SUBGROUPS");
+  test_unsetenv("WGT_QMATVEC_ROWS");
   for (const char* u : {"2", "4", "8"}) {
-    setenv("WGT_QMATVEC_UNROLL", u, 1);
+    test_setenv("WGT_QMATVEC_UNROLL", u);
     run_all(u);
   }
-  unsetenv("WGT_QMATVEC_UNROLL");
-  setenv("WGT_QMATVEC_ROWS", "2", 1);
+  test_unsetenv("WGT_QMATVEC_UNROLL");
+  test_setenv("WGT_QMATVEC_ROWS", "2");
   for (const char* nbuf : {"1", "2"}) {
-    setenv("WGT_QMATVEC_STAGE_BUFFERS", nbuf, 1);
+    test_setenv("WGT_QMATVEC_STAGE_BUFFERS", nbuf);
     for (QType t : kStream) {
       check_matmul(t, 4, 131, staged_ks(t)[1], nbuf);
       EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "staged") << qtype_name(t) << " buffers=" << nbuf;
     }
   }
-  unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
+  test_unsetenv("WGT_QMATVEC_STAGE_BUFFERS");
   for (const char* warps : {"1", "8"}) {
-    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    test_setenv("WGT_QMATVEC_WARPS", warps);
     for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K}) check_matmul(t, 1, 50, staged_ks(t)[1], warps);
   }
 }
@@ -595,9 +596,9 @@ TEST_F(QuantWebGPU, StagedMatvecEveryKnob) {
 // the default 4 rows and a partial last group of 16 rows; both reductions. Then 8 warps
 // forced for 2.5 steps: 5 warps without a step join the reductions with zeros.
 TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
-  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "xstat");
   for (const char* sg : {"on", "off"}) {
-    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    test_setenv("WGT_QMATVEC_SUBGROUPS", sg);
     for (QType t : kStream)
       for (int64_t K : {int64_t{qtype_info(t).block_elems}, int64_t{1280}, int64_t{16384}})
         for (int64_t M : {1, 3})
@@ -605,12 +606,12 @@ TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
             check_matmul(t, M, N, K, sg);
             EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t) << " K=" << K;
           }
-    setenv("WGT_QMATVEC_WARPS", "8", 1);
+    test_setenv("WGT_QMATVEC_WARPS", "8");
     for (QType t : kStream) {
       check_matmul(t, 3, 37, 1280, "8 warps");
       EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t);
     }
-    unsetenv("WGT_QMATVEC_WARPS");
+    test_unsetenv("WGT_QMATVEC_WARPS");
   }
 }
 
@@ -620,14 +621,14 @@ TEST_F(QuantWebGPU, XstatMatvecEveryFormat) {
 // per batch) = (1, 3) (a batch larger than the group), (7, 3) (a partial batch), (16, 1),
 // (64, 8); N = 37 and 131, M = 2 and 4; the workgroup reduction for (7, 3).
 TEST_F(QuantWebGPU, XstatMatvecWarpsRowsAndBatches) {
-  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
-  setenv("WGT_QMATVEC_WARPS", "3", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "xstat");
+  test_setenv("WGT_QMATVEC_WARPS", "3");
   const std::array<std::array<const char*, 3>, 5> cases = {{
       {"1", "3", "on"}, {"7", "3", "on"}, {"7", "3", "off"}, {"16", "1", "on"}, {"64", "8", "on"}}};
   for (const auto& [rows, batch, sg] : cases) {
-    setenv("WGT_QMATVEC_XSTAT_ROWS", rows, 1);
-    setenv("WGT_QMATVEC_XSTAT_BATCH", batch, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", sg, 1);
+    test_setenv("WGT_QMATVEC_XSTAT_ROWS", rows);
+    test_setenv("WGT_QMATVEC_XSTAT_BATCH", batch);
+    test_setenv("WGT_QMATVEC_SUBGROUPS", sg);
     const std::string what = std::string(sg) + " rows=" + rows + " batch=" + batch;
     for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q4_K, QType::Q6_K})
       for (int64_t K : {4864, 5120, 6144}) {
@@ -640,41 +641,41 @@ TEST_F(QuantWebGPU, XstatMatvecWarpsRowsAndBatches) {
 // K with more steps than the warps' registers hold runs the streaming kernel and stays
 // correct: 1 warp (4 steps) with K = 2560 (5 steps), the default 8 warps with K = 16896 (33).
 TEST_F(QuantWebGPU, XstatMatvecFallsBackToStreamForLargeK) {
-  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "xstat");
   for (QType t : kStream) {
-    setenv("WGT_QMATVEC_WARPS", "1", 1);
+    test_setenv("WGT_QMATVEC_WARPS", "1");
     check_matmul(t, 1, 5, 2048, "xstat 1 warp");
     EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "xstat") << qtype_name(t);
     check_matmul(t, 2, 5, 2560, "xstat 1 warp");
     EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t);
-    unsetenv("WGT_QMATVEC_WARPS");
+    test_unsetenv("WGT_QMATVEC_WARPS");
     check_matmul(t, 1, 7, 16896, "xstat 8 warps");
     EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream") << qtype_name(t);
   }
 }
 
 TEST_F(QuantWebGPU, MatvecBadEnvValuesAreTypedErrors) {
-  setenv("WGT_QMATVEC_KERNEL", "fast", 1);
+  test_setenv("WGT_QMATVEC_KERNEL", "fast");
   expect_env_error("WGT_QMATVEC_KERNEL");
-  setenv("WGT_QMATVEC_KERNEL", "stream", 1);  // UNROLL belongs to the f32-x streaming kernel
+  test_setenv("WGT_QMATVEC_KERNEL", "stream");  // UNROLL belongs to the f32-x streaming kernel
   expect_env_errors("WGT_QMATVEC_ROWS", {"0", "9", "2x"});
   expect_env_errors("WGT_QMATVEC_UNROLL", {"0", "3", "16", "x"});
   expect_env_errors("WGT_QMATVEC_WARPS", {"0", "9", "-1", "4 "});
   expect_env_errors("WGT_QMATVEC_WAVE", {"-1", "4097", "x", "132 "});  // checked whatever the kernel
-  setenv("WGT_QMATVEC_KERNEL", "xstat", 1);  // the xstat knobs belong to the xstat kernel
+  test_setenv("WGT_QMATVEC_KERNEL", "xstat");  // the xstat knobs belong to the xstat kernel
   expect_env_errors("WGT_QMATVEC_XSTAT_ROWS", {"0", "65", "x", "16 "});
   expect_env_errors("WGT_QMATVEC_XSTAT_BATCH", {"0", "9", "1.5"});
-  setenv("WGT_QMATVEC_WARPS", "9", 1);
+  test_setenv("WGT_QMATVEC_WARPS", "9");
   expect_env_error("WGT_QMATVEC_WARPS");
-  unsetenv("WGT_QMATVEC_WARPS");
-  setenv("WGT_QMATVEC_KERNEL", "staged", 1);  // the staging knobs below belong to the staged kernel
+  test_unsetenv("WGT_QMATVEC_WARPS");
+  test_setenv("WGT_QMATVEC_KERNEL", "staged");  // the staging knobs below belong to the staged kernel
   expect_env_errors("WGT_QMATVEC_STAGE_BUFFERS", {"0", "3", "x"});
   // Two buffers of 8 warps x 8 rows x 128 Q8_0 blocks (557 KB) fit no device: Unsupported,
   // naming the knob, instead of a silent fallback the user did not ask for.
-  setenv("WGT_QMATVEC_STAGE_BUFFERS", "2", 1);
-  setenv("WGT_QMATVEC_ROWS", "8", 1);
-  setenv("WGT_QMATVEC_WARPS", "8", 1);
-  setenv("WGT_QMATVEC_UNROLL", "8", 1);
+  test_setenv("WGT_QMATVEC_STAGE_BUFFERS", "2");
+  test_setenv("WGT_QMATVEC_ROWS", "8");
+  test_setenv("WGT_QMATVEC_WARPS", "8");
+  test_setenv("WGT_QMATVEC_UNROLL", "8");
   const int64_t K = 4096;
   const QTensor w = qrand(QType::Q8_0, 2, K, 5).to(Device::webgpu());
   try {
@@ -795,10 +796,10 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
   struct Run { const char* kernel; const char* ksplit; };
   for (const Run run : {Run{"i8", ""}, Run{"i8", "4"}, Run{"i8x2", ""}, Run{"i8x2", "8"}, Run{"", ""}}) {
   const char* kernel = run.kernel;
-  if (*run.ksplit) setenv("WGT_QMATVEC_KSPLIT", run.ksplit, 1); else unsetenv("WGT_QMATVEC_KSPLIT");
+  if (*run.ksplit) test_setenv("WGT_QMATVEC_KSPLIT", run.ksplit); else test_unsetenv("WGT_QMATVEC_KSPLIT");
   const std::string kname = *kernel ? kernel : "i8x2";
   const double per_amax = kname == "i8" ? 1.0 / 254 : 1.0 / (254.0 * 254.0);
-  if (*kernel) setenv("WGT_QMATVEC_KERNEL", kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
+  if (*kernel) test_setenv("WGT_QMATVEC_KERNEL", kernel); else test_unsetenv("WGT_QMATVEC_KERNEL");
   struct Case {
     int64_t M, N, K;
     float xscale;
@@ -809,7 +810,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     for (Case c : {Case{1, 37, 288, 1.f, false, "on"}, Case{3, 5, 4096 + 288, 1e3f, false, "off"},
                    Case{1, 131, 4096 + 288, 1.f, true, "on"}, Case{2, 6, 288, 1.f, true, "off"}}) {
       if (qtype_info(t).block_elems == 256) c.K = c.K - 288 + 512;  // whole super-blocks
-      setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups, 1);
+      test_setenv("WGT_QMATVEC_SUBGROUPS", c.subgroups);
       const std::string what = std::string(qtype_name(t)) + " M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) +
                                (c.norm ? " norm" : "") + " kernel='" + kernel + "' ksplit='" + run.ksplit + "'";
       const QTensor w = qrand(t, c.N, c.K, static_cast<uint32_t>(c.K + c.N));
@@ -829,22 +830,22 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       expect_within_i8_bound(got, want, w, xin, per_amax, 1.001, what);
     }
   }
-  unsetenv("WGT_QMATVEC_KSPLIT");
+  test_unsetenv("WGT_QMATVEC_KSPLIT");
   // The automatic shape (i8x2, 8 warps, ROWS 8 by default): ROWS halves down to 4, then KSPLIT
   // doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; set knobs
   // are kept.
   {
-    setenv("WGT_QMATVEC_WAVE", "0", 1);  // the wave rule (below) off: the same on every adapter
+    test_setenv("WGT_QMATVEC_WAVE", "0");  // the wave rule (below) off: the same on every adapter
     struct Want { int64_t M, N; const char* rows_env; uint32_t rows, ksplit; };
     for (const Want c : {Want{1, 16384, "", 8, 1}, Want{1, 8192, "", 4, 1}, Want{1, 4096, "", 4, 2}, Want{1, 1024, "", 2, 4},
                          Want{1, 37, "", 1, 4}, Want{4, 256, "", 2, 4}, Want{1, 37, "8", 8, 4}}) {
-      if (*c.rows_env) setenv("WGT_QMATVEC_ROWS", c.rows_env, 1); else unsetenv("WGT_QMATVEC_ROWS");
+      if (*c.rows_env) test_setenv("WGT_QMATVEC_ROWS", c.rows_env); else test_unsetenv("WGT_QMATVEC_ROWS");
       const QTensor w = qrand(QType::Q4_0, c.N, 256, 9).to(d);
       (void)qmatmul_t(Tensor::from_vector(randn(c.M * 256, 8, 1.f), {c.M, 256}).to(d), w);
       EXPECT_EQ(webgpu::last_qmatvec_split_for_testing(), std::make_pair(c.rows, c.ksplit)) << "N=" << c.N << " M=" << c.M;
     }
-    unsetenv("WGT_QMATVEC_ROWS");
-    unsetenv("WGT_QMATVEC_WAVE");
+    test_unsetenv("WGT_QMATVEC_ROWS");
+    test_unsetenv("WGT_QMATVEC_WAVE");
   }
   // With a multiprocessor count (WGT_QMATVEC_WAVE; the adapter's when known), i8x2 at KSPLIT 1
   // picks ROWS in [4, 8] minimizing ceil(workgroups / C) * ROWS: N = 14336 with C = 132 takes
@@ -855,8 +856,8 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
     struct Want { int64_t N; const char* wave; const char* rows_env; uint32_t rows; };
     for (const Want c : {Want{14336, "132", "", 7}, Want{14336, "0", "", 8}, Want{16896, "132", "", 8},
                          Want{14336, "132", "8", 8}, Want{12672, "132", "", 6}}) {
-      setenv("WGT_QMATVEC_WAVE", c.wave, 1);
-      if (*c.rows_env) setenv("WGT_QMATVEC_ROWS", c.rows_env, 1); else unsetenv("WGT_QMATVEC_ROWS");
+      test_setenv("WGT_QMATVEC_WAVE", c.wave);
+      if (*c.rows_env) test_setenv("WGT_QMATVEC_ROWS", c.rows_env); else test_unsetenv("WGT_QMATVEC_ROWS");
       const int64_t K = 256;
       const QTensor w = qrand(QType::Q4_0, c.N, K, 12);
       const Tensor x = Tensor::from_vector(randn(K, 13, 1.f), {1, K});
@@ -865,20 +866,20 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       EXPECT_EQ(webgpu::last_qmatvec_split_for_testing(), std::make_pair(c.rows, 1u)) << what;
       if (c.rows != 8) expect_within_i8_bound(got, qmatmul_t(x, w).to_vector<float>(), w, x, 1.0 / (254.0 * 254.0), 1.001, what);
     }
-    unsetenv("WGT_QMATVEC_ROWS");
+    test_unsetenv("WGT_QMATVEC_ROWS");
     // The default count: the table by adapter name (132 for the H200 the rule was measured on).
     EXPECT_EQ(webgpu::known_compute_units("NVIDIA H200"), 132u);
     EXPECT_EQ(webgpu::known_compute_units("NVIDIA H100 80GB HBM3"), 132u);
     EXPECT_EQ(webgpu::known_compute_units("llvmpipe (LLVM 15.0.6, 256 bits)"), 0u);
-    setenv("WGT_QMATVEC_WAVE", "-1", 1);
+    test_setenv("WGT_QMATVEC_WAVE", "-1");
     EXPECT_THROW((void)qmatmul_t(Tensor::from_vector(randn(256, 3, 1.f), {1, 256}).to(d), qrand(QType::Q4_0, 5, 256, 4).to(d)),
                  Error);
-    unsetenv("WGT_QMATVEC_WAVE");
+    test_unsetenv("WGT_QMATVEC_WAVE");
   }
   // A split that is not a power of two or does not divide the warps is a typed error.
   for (const auto& [ksplit, warps] : {std::pair{"3", "8"}, std::pair{"4", "2"}}) {
-    setenv("WGT_QMATVEC_KSPLIT", ksplit, 1);
-    setenv("WGT_QMATVEC_WARPS", warps, 1);
+    test_setenv("WGT_QMATVEC_KSPLIT", ksplit);
+    test_setenv("WGT_QMATVEC_WARPS", warps);
     try {
       (void)qmatmul_t(Tensor::from_vector(randn(512, 3, 1.f), {1, 512}).to(d), qrand(QType::Q4_0, 5, 512, 4).to(d));
       ADD_FAILURE() << "no error for WGT_QMATVEC_KSPLIT=" << ksplit << " with " << warps << " warps";
@@ -887,14 +888,14 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       EXPECT_NE(std::string(e.what()).find("WGT_QMATVEC_KSPLIT"), std::string::npos) << e.what();
     }
   }
-  unsetenv("WGT_QMATVEC_KSPLIT");
-  unsetenv("WGT_QMATVEC_WARPS");
+  test_unsetenv("WGT_QMATVEC_KSPLIT");
+  test_unsetenv("WGT_QMATVEC_WARPS");
   // Without dot4I8Packed (emulated) the default runs the f32-x kernel, with its tolerance.
-  unsetenv("WGT_QMATVEC_KERNEL");
-  setenv("WGT_WEBGPU_DISABLE_PACKED_DOT", "1", 1);
+  test_unsetenv("WGT_QMATVEC_KERNEL");
+  test_setenv("WGT_WEBGPU_DISABLE_PACKED_DOT", "1");
   for (QType t : {QType::Q4_0, QType::Q6_K}) check_matmul(t, 1, 5, 512, "no packed dot");
   EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "stream");
-  unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
+  test_unsetenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
   (void)qmatmul_t(Tensor::from_vector(randn(512, 3, 1.f), {1, 512}).to(d), qrand(QType::Q6_K, 5, 512, 4).to(d));
   EXPECT_STREQ(webgpu::last_qmatvec_kernel_for_testing(), "i8x2");  // checked numerically above
   // A corrupt (NaN / inf) scale stays in its row.

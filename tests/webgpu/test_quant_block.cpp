@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "settings_env.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -80,10 +81,10 @@ TEST_F(QuantBlock, DeviceMatchesCpuPrefillAndDecode) {
   };
   for (const Case& c : {Case{"stream", 2e-4}, Case{"", 2e-4}, Case{"i8", kI8BlockTol}}) {
     SCOPED_TRACE(std::string("WGT_QMATVEC_KERNEL='") + c.kernel + "'");
-    if (*c.kernel) setenv("WGT_QMATVEC_KERNEL", c.kernel, 1); else unsetenv("WGT_QMATVEC_KERNEL");
+    if (*c.kernel) test_setenv("WGT_QMATVEC_KERNEL", c.kernel); else test_unsetenv("WGT_QMATVEC_KERNEL");
     check_device_matches_cpu(c.tol);
   }
-  unsetenv("WGT_QMATVEC_KERNEL");
+  test_unsetenv("WGT_QMATVEC_KERNEL");
 }
 
 void QuantBlock::check_device_matches_cpu(double decode_tol) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "settings_env.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -232,7 +233,7 @@ TEST_F(WebGpuReduce, RowKernelsWithAndWithoutSubgroups) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const std::vector<float> special{1, nan, 2, 3, -inf, -inf, -inf, -inf, -inf, 1, -inf, 2, 0, inf, 1, 2};
   for (const char* mode : {"off", "on"}) {
-    ASSERT_EQ(setenv("WGT_REDUCE_SUBGROUPS", mode, 1), 0);
+    ASSERT_EQ(test_setenv("WGT_REDUCE_SUBGROUPS", mode), 0);
     const std::string m = std::string(" subgroups=") + mode;
     for (int64_t n : {4, 64, 1024, 4096}) {
       const std::string sn = " n=" + std::to_string(n) + m;
@@ -249,7 +250,7 @@ TEST_F(WebGpuReduce, RowKernelsWithAndWithoutSubgroups) {
             [special](Device d) { return std::vector<Tensor>{Tensor::from_vector(special, {4, 4}, d)}; },
             [=](const std::vector<Tensor>& in) { return log ? log_softmax(in[0]) : softmax(in[0]); }, 1e-6, 1e-5);
   }
-  unsetenv("WGT_REDUCE_SUBGROUPS");
+  test_unsetenv("WGT_REDUCE_SUBGROUPS");
 }
 
 // Sum / mean of contiguous rows whose length is a multiple of 4 take the vec4 kernel
@@ -264,7 +265,7 @@ TEST_F(WebGpuReduce, SumMeanOfVec4Rows) {
     };
   };
   for (const char* mode : {"off", "on"}) {
-    ASSERT_EQ(setenv("WGT_REDUCE_SUBGROUPS", mode, 1), 0);
+    ASSERT_EQ(test_setenv("WGT_REDUCE_SUBGROUPS", mode), 0);
     const std::string m = std::string(" subgroups=") + mode;
     for (int64_t n : {4, 1028, 4096, 4100, 12288}) {
       const std::string sn = " n=" + std::to_string(n) + m;
@@ -278,7 +279,7 @@ TEST_F(WebGpuReduce, SumMeanOfVec4Rows) {
     check("sum of huge values" + m, dense({2, 2048}, 62, -1e30f, 1e30f),
           [](const std::vector<Tensor>& in) { return sum(in[0], {1}); }, 0, 1e-4);
   }
-  unsetenv("WGT_REDUCE_SUBGROUPS");
+  test_unsetenv("WGT_REDUCE_SUBGROUPS");
 }
 
 TEST_F(WebGpuReduce, NormsRowLengthsAndOperands) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conformance.hpp"
+#include "settings_env.hpp"
 #include "webgpu/buffer_pool.hpp"
 #include "webgpu/webgpu_backend.hpp"
 #include "wgt/webgpu_info.hpp"
@@ -315,21 +316,21 @@ TEST(WebGPU, StridedViewsReadBackUnderEveryPolicy) {
 TEST(WebGPU, WaitsTimeOutWithATypedError) {
   auto& b = backend();
   b.synchronize();
-  ::setenv("WGT_WEBGPU_TIMEOUT_MS", "soon", 1);
+  test_setenv("WGT_WEBGPU_TIMEOUT_MS", "soon");
   EXPECT_THROW(b.synchronize(), Error);  // malformed setting: InvalidArgument, not a hang
-  ::unsetenv("WGT_WEBGPU_TIMEOUT_MS");
+  test_unsetenv("WGT_WEBGPU_TIMEOUT_MS");
   // Enough work that 1 ms cannot cover it on any adapter, then a 1 ms budget for the wait.
   Tensor x = full({1 << 22}, 1.0, DType::F32, b.device());
   Tensor y = x;
   for (int i = 0; i < 64; ++i) y = add(y, x);
-  ::setenv("WGT_WEBGPU_TIMEOUT_MS", "1", 1);
+  test_setenv("WGT_WEBGPU_TIMEOUT_MS", "1");
   bool timed_out = false;
   try {
     b.synchronize();
   } catch (const Error& e) {
     timed_out = e.kind() == ErrorKind::RuntimeState && std::string(e.what()).find("timed out") != std::string::npos;
   }
-  ::unsetenv("WGT_WEBGPU_TIMEOUT_MS");
+  test_unsetenv("WGT_WEBGPU_TIMEOUT_MS");
   EXPECT_TRUE(timed_out) << "a 1 ms wait on ~1 GB of work did not time out";
   b.synchronize();  // the work completes and the backend stays usable
   EXPECT_EQ(y.to_vector<float>()[12345], 65.f);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,16 @@ int cmd_info() {
     for (auto& [k, v] : a.limits) std::printf("    %-44s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
     if (!a.toggles.empty()) {
       std::printf("  toggles:");
-      for (auto& t : a.toggles) std::printf(" %s", t.c_str());
+      bool robustness_off = false;
+      for (auto& t : a.toggles) {
+        std::printf(" %s", t.c_str());
+        robustness_off |= t == "+disable_robustness";
+      }
       std::printf("\n");
+      if (robustness_off)
+        std::printf("  robustness off: an out-of-bounds access in a kernel is undefined (Dawn does not clamp it); the "
+                    "library bounds-checks indices itself; WGT_WEBGPU_VALIDATE=1 turns validation and robustness back "
+                    "on (docs/webgpu.md)\n");
     }
   }
   return 0;
@@ -173,9 +182,10 @@ struct CapCase {
   const char* label;
   OpKind kind;
   std::function<void(OpAttrs&)> attrs;
-  std::vector<Shape> inputs;  // all of the probed dtype, except where `fixed` says otherwise
-  Shape out;
-  bool bool_out = false;
+  std::vector<Shape> inputs;  // of the probed dtype, except where `fixed` says otherwise
+  std::optional<Shape> out;   // none: the op writes in place (kv_append)
+  std::optional<DType> out_dtype = {};      // the probed dtype when unset
+  std::vector<std::pair<size_t, DType>> fixed = {};  // (input index, dtype) of index / packed operands
 };
 
 int cmd_caps() {
@@ -183,36 +193,76 @@ int cmd_caps() {
   DeviceBackend* gpu = Runtime::get().webgpu_backend(0, &why);
   Backend& cpu = Runtime::get().cpu_backend(CpuMode::Reference);
   const std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::F64, DType::I64};
+  // Quantized cases: Q4_0 rows of 64 values (packed bytes are u8 operands).
+  const QType qt = QType::Q4_0;
+  const int64_t qrow = static_cast<int64_t>(qtype_row_bytes(qt, 64));
+  const auto q4 = [qt](OpAttrs& a) { a.qtype = static_cast<uint8_t>(qt); };
+  // One case at least per op kind (checked below against the enumeration), with the call
+  // contract of its front-end (src/ops, src/nn/kv_cache.cpp, src/quant/qtensor.cpp).
   const std::vector<CapCase> cases = {
-      {"exp", OpKind::Unary, [](OpAttrs& a) { a.unary = UnaryOp::Exp; }, {{64, 64}}, {64, 64}},
-      {"add", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Add; }, {{64, 64}, {64, 64}}, {64, 64}},
-      {"lt", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Lt; }, {{64, 64}, {64, 64}}, {64, 64}, true},
-      {"sum", OpKind::Reduce, [](OpAttrs& a) { a.reduce = ReduceOp::Sum; a.axes = {1}; }, {{64, 64}}, {64}},
-      {"matmul", OpKind::MatMul, [](OpAttrs&) {}, {{64, 64}, {64, 64}}, {64, 64}},
-      {"matmul_t", OpKind::MatMul, [](OpAttrs& a) { a.transpose_b = true; }, {{64, 64}, {64, 64}}, {64, 64}},
-      {"softmax", OpKind::Softmax, [](OpAttrs& a) { a.axis = 1; }, {{64, 64}}, {64, 64}},
-      {"rms_norm", OpKind::RMSNorm, [](OpAttrs& a) { a.eps = 1e-6; }, {{64, 64}}, {64, 64}},
-      {"layer_norm", OpKind::LayerNorm, [](OpAttrs& a) { a.eps = 1e-5; }, {{64, 64}}, {64, 64}},
-      {"concat", OpKind::Concat, [](OpAttrs& a) { a.axis = 0; }, {{32, 64}, {32, 64}}, {64, 64}},
-      {"contiguous", OpKind::Copy, [](OpAttrs&) {}, {{64, 64}}, {64, 64}},
+      {"exp", OpKind::Unary, [](OpAttrs& a) { a.unary = UnaryOp::Exp; }, {{64, 64}}, Shape{64, 64}},
+      {"add", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Add; }, {{64, 64}, {64, 64}}, Shape{64, 64}},
+      {"lt", OpKind::Binary, [](OpAttrs& a) { a.binary = BinaryOp::Lt; }, {{64, 64}, {64, 64}}, Shape{64, 64}, DType::Bool},
+      {"where", OpKind::Where, [](OpAttrs&) {}, {{64, 64}, {64, 64}, {64, 64}}, Shape{64, 64}, {}, {{0, DType::Bool}}},
+      {"cast", OpKind::Cast, [](OpAttrs&) {}, {{64, 64}}, Shape{64, 64}, DType::F32},
+      {"full", OpKind::Fill, [](OpAttrs& a) { a.scalar0 = 1; }, {}, Shape{64, 64}},
+      {"arange", OpKind::Arange, [](OpAttrs& a) { a.scalar1 = 1; }, {}, Shape{64}},
+      {"rand_uniform", OpKind::RandUniform, [](OpAttrs& a) { a.scalar1 = 1; a.seed = 1; }, {}, Shape{64, 64}},
+      {"rand_normal", OpKind::RandNormal, [](OpAttrs& a) { a.scalar1 = 1; a.seed = 1; }, {}, Shape{64, 64}},
+      {"sum", OpKind::Reduce, [](OpAttrs& a) { a.reduce = ReduceOp::Sum; a.axes = {1}; }, {{64, 64}}, Shape{64}},
+      {"argmax", OpKind::Reduce, [](OpAttrs& a) { a.reduce = ReduceOp::ArgMax; a.axes = {1}; }, {{64, 64}}, Shape{64},
+       DType::I64},
+      {"matmul", OpKind::MatMul, [](OpAttrs&) {}, {{64, 64}, {64, 64}}, Shape{64, 64}},
+      {"matmul_t", OpKind::MatMul, [](OpAttrs& a) { a.transpose_b = true; }, {{64, 64}, {64, 64}}, Shape{64, 64}},
+      {"softmax", OpKind::Softmax, [](OpAttrs& a) { a.axis = 1; }, {{64, 64}}, Shape{64, 64}},
+      {"log_softmax", OpKind::LogSoftmax, [](OpAttrs& a) { a.axis = 1; }, {{64, 64}}, Shape{64, 64}},
+      {"rms_norm", OpKind::RMSNorm, [](OpAttrs& a) { a.eps = 1e-6; }, {{64, 64}}, Shape{64, 64}},
+      {"layer_norm", OpKind::LayerNorm, [](OpAttrs& a) { a.eps = 1e-5; }, {{64, 64}}, Shape{64, 64}},
+      {"concat", OpKind::Concat, [](OpAttrs& a) { a.axis = 0; }, {{32, 64}, {32, 64}}, Shape{64, 64}},
+      {"contiguous", OpKind::Copy, [](OpAttrs&) {}, {{64, 64}}, Shape{64, 64}},
+      {"index_select", OpKind::IndexSelect, [](OpAttrs& a) { a.axis = 0; }, {{64, 64}, {16}}, Shape{16, 64}, {},
+       {{1, DType::I32}}},
+      {"gather", OpKind::Gather, [](OpAttrs& a) { a.axis = 1; }, {{64, 64}, {64, 8}}, Shape{64, 8}, {}, {{1, DType::I32}}},
+      {"rope", OpKind::Rope, [](OpAttrs& a) { a.n_rot = 16; a.scalar0 = 10000; a.scalar1 = 1; }, {{16, 4, 16}},
+       Shape{16, 4, 16}},
+      {"attention", OpKind::Attention, [](OpAttrs& a) { a.scalar0 = 0.25; a.causal = true; },
+       {{8, 4, 16}, {32, 2, 16}, {32, 2, 16}}, Shape{8, 4, 16}},
+      {"silu_mul", OpKind::SiluMul, [](OpAttrs&) {}, {{64, 64}, {64, 64}}, Shape{64, 64}},
+      {"kv_append", OpKind::KVAppend, [](OpAttrs&) {}, {{64, 2, 16}, {8, 2, 16}}, std::nullopt},
+      {"qmatmul_t", OpKind::QMatMul, q4, {{4, 64}, {64 * qrow}}, Shape{4, 64}, DType::F32, {{1, DType::U8}}},
+      {"dequantize", OpKind::QDequantize, q4, {{64, qrow}}, Shape{64, 64}, DType::F32, {{0, DType::U8}}},
+      {"get_rows", OpKind::QGetRows, q4, {{64, qrow}, {8}}, Shape{8, 64}, DType::F32, {{0, DType::U8}, {1, DType::I32}}},
   };
+  // Whether the probed dtype reaches any operand: cases with only fixed dtypes are probed once.
+  auto uses_dtype = [](const CapCase& c) { return !c.out_dtype || c.fixed.size() < c.inputs.size(); };
   auto probe = [&](const Backend& b, const CapCase& c, DType dt) {
     OpCall call{c.kind, c.label, {}, {}, {}};
     c.attrs(call.attrs);
     Device d = b.device();
-    for (const auto& sh : c.inputs) call.inputs.push_back(meta_tensor(sh, dt, d));
-    DType odt = c.bool_out ? DType::Bool : dt;
-    call.out_specs.emplace_back(c.out, odt);
-    call.outputs.push_back(meta_tensor(c.out, odt, d));
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      DType idt = dt;
+      for (const auto& [k, fdt] : c.fixed)
+        if (k == i) idt = fdt;
+      call.inputs.push_back(meta_tensor(c.inputs[i], idt, d));
+    }
+    if (c.out) {
+      DType odt = c.out_dtype.value_or(dt);
+      call.out_specs.emplace_back(*c.out, odt);
+      call.outputs.push_back(meta_tensor(*c.out, odt, d));
+    }
     return b.supports(call);
   };
-  std::printf("capabilities (yes / - = not supported, reasons below)\n%-12s", "op");
+  std::printf("capabilities (yes / - = not supported, reasons below; n/a: the op's dtypes are fixed)\n%-13s", "op");
   for (DType dt : dtypes) std::printf(" %-15s", dtype_name(dt));
   std::printf("\n");
   std::vector<std::string> reasons;
   for (const auto& c : cases) {
-    std::printf("%-12s", c.label);
+    std::printf("%-13s", c.label);
     for (DType dt : dtypes) {
+      if (!uses_dtype(c) && dt != dtypes[0]) {
+        std::printf(" %-15s", "n/a");
+        continue;
+      }
       Support sc = probe(cpu, c, dt);
       std::string cell = std::string("cpu:") + (sc.ok ? "y" : "-");
       if (gpu) {
@@ -228,6 +278,19 @@ int cmd_caps() {
   if (!gpu) std::printf("webgpu: unavailable: %s\n", why.c_str());
   std::printf("\nwhy not:\n");
   for (auto& r : reasons) std::printf("  %s\n", r.c_str());
+  // Every op kind of the enumeration (op_kind_name answers "?" past the last one) has a case:
+  // a new kind without one fails here (ctest cli_caps) instead of silently missing from the table.
+  int kinds = 0, missing = 0;
+  for (int k = 0; std::string(op_kind_name(static_cast<OpKind>(k))) != "?"; ++k, ++kinds) {
+    bool found = false;
+    for (const auto& c : cases) found |= c.kind == static_cast<OpKind>(k);
+    if (!found) {
+      std::printf("caps: no case probes op kind %s\n", op_kind_name(static_cast<OpKind>(k)));
+      ++missing;
+    }
+  }
+  if (missing) return 1;
+  std::printf("\ncaps: every one of the %d op kinds probed\n", kinds);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <cblas.h>
 #endif
 
+#include "runtime/settings.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt::cpu_fast {
@@ -25,14 +26,7 @@ thread_local bool t_in_pool_task = false;
 int threads_from_env() {
   unsigned hw = std::thread::hardware_concurrency();
   int n = hw ? static_cast<int>(hw) : 1;
-  if (const char* v = std::getenv("WGT_NUM_THREADS"); v && *v) {
-    char* end = nullptr;
-    long parsed = std::strtol(v, &end, 10);
-    if (*end != '\0' || parsed < 1 || parsed > 4096)
-      throw_error(ErrorKind::InvalidArgument, "WGT_NUM_THREADS",
-                  std::string("WGT_NUM_THREADS='") + v + "' is not an integer in [1, 4096]; unset it or give a thread count");
-    n = static_cast<int>(parsed);
-  }
+  if (const auto& set = *settings().num_threads) n = static_cast<int>(*set);
   return n;
 }
 
@@ -41,7 +35,7 @@ class ThreadPool {
   explicit ThreadPool(int n) : n_(n) {
 #ifdef OPENBLAS_VERSION
     // Keep BLAS to the same budget (see the header for why BLAS owns its threads for GEMM).
-    if (std::getenv("WGT_NUM_THREADS") || !std::getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(n);
+    if (settings().num_threads->has_value() || !std::getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(n);
 #endif
     for (int i = 1; i < n_; ++i) workers_.emplace_back([this] { worker_loop(); });
   }

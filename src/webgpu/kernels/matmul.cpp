@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/settings.hpp"
 #include "webgpu/context.hpp"
 
 namespace wgt::webgpu {
@@ -78,22 +79,6 @@ bool has_negative_stride(const Tensor& t) {
   return false;
 }
 
-bool parse_uints(const char* s, uint32_t* out, int n) {
-  for (int i = 0; i < n; ++i) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(s, &end, 10);
-    if (end == s || v == 0 || v > 4096) return false;
-    out[i] = static_cast<uint32_t>(v);
-    if (i + 1 < n) {
-      if (*end != 'x') return false;
-      s = end + 1;
-    } else if (*end != '\0') {
-      return false;
-    }
-  }
-  return true;
-}
-
 uint32_t tile_smem_bytes(const TileConfig& c, bool f16_compute) {
   const uint32_t vec4_bytes = f16_compute ? 8 : 16;
   return 2 * c.bk * (c.bm / 4 + 1 + c.bn / 4 + 1) * vec4_bytes;
@@ -116,22 +101,14 @@ std::string tile_problem(const Context& ctx, const TileConfig& c, bool f16_compu
   return {};
 }
 
-bool f16_accumulate() {
-  const char* v = std::getenv("WGT_MATMUL_ACC");
-  if (!v || !*v || std::string(v) == "f32") return false;
-  if (std::string(v) == "f16") return true;
-  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_ACC='") + v + "'; use f32 or f16");
-}
+bool f16_accumulate() { return *settings().matmul_f16_acc; }
 
 TileConfig choose_tile(const Context& ctx, uint64_t M, uint64_t N, uint64_t batch, bool f16_compute) {
-  if (const char* v = std::getenv("WGT_MATMUL_TILE"); v && *v) {
-    uint32_t f[5];
-    if (!parse_uints(v, f, 5))
-      throw_error(ErrorKind::InvalidArgument, "matmul",
-                  std::string("WGT_MATMUL_TILE='") + v + "'; expected BMxBNxBKxTMxTN, e.g. 128x128x8x8x8");
+  if (const auto& tile = *settings().matmul_tile) {
+    const std::vector<uint32_t>& f = tile->v;  // five numbers (settings.cpp)
     TileConfig c{f[0], f[1], f[2], f[3], f[4]};
     if (std::string why = tile_problem(ctx, c, f16_compute); !why.empty())
-      throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_TILE='") + v + "': " + why);
+      throw_error(ErrorKind::InvalidArgument, "matmul", "WGT_MATMUL_TILE=" + to_string(*tile) + ": " + why);
     return c;
   }
   // The 128x128 tile (8x8 per invocation) has the best math/memory ratio but needs enough
@@ -146,20 +123,20 @@ TileConfig choose_tile(const Context& ctx, uint64_t M, uint64_t N, uint64_t batc
 
 GemvConfig choose_gemv(const Context& ctx, bool kfast, bool* enabled) {
   *enabled = true;
-  if (const char* v = std::getenv("WGT_MATMUL_GEMV"); v && *v) {
-    if (std::string(v) == "off") {
+  if (const auto& gemv = *settings().matmul_gemv) {
+    if (gemv->off) {
       *enabled = false;
       return {};
     }
-    uint32_t f[2];
-    const bool ok = parse_uints(v, f, 2) && (f[1] & (f[1] - 1)) == 0 && f[0] % f[1] == 0 &&
+    const std::vector<uint32_t>& f = gemv->v;  // two numbers (settings.cpp)
+    const bool ok = (f[1] & (f[1] - 1)) == 0 && f[0] % f[1] == 0 &&
                     f[0] <= ctx.limits().max_compute_invocations_per_workgroup &&
                     f[0] <= ctx.limits().max_compute_workgroup_size_x &&
                     f[0] * kGemvMaxM * 4 <= ctx.limits().max_compute_workgroup_storage_size;
     if (!ok)
       throw_error(ErrorKind::InvalidArgument, "matmul",
-                  std::string("WGT_MATMUL_GEMV='") + v +
-                      "'; expected WGxKS with KS a power of two dividing WG, WG within the device's "
+                  "WGT_MATMUL_GEMV=" + to_string(*gemv) +
+                      ": expected WGxKS with KS a power of two dividing WG, WG within the device's "
                       "invocation limit (e.g. 256x64), or off");
     return {f[0], f[1]};
   }
@@ -184,17 +161,17 @@ GemvConfig choose_gemv_vec(const Context& ctx, bool* enabled) {
   // RB = 2 measured best on the H200 (BENCHMARKS.md, session 2: 3.39 vs 3.22 TB/s at RB = 1
   // on a 22016 x 4096 f16 weight; RB = 4 spills below both).
   GemvConfig c{256, 32, 2};
-  if (const char* v = std::getenv("WGT_MATMUL_GEMV_VEC"); v && *v) {
-    if (std::string(v) == "off") {
+  const auto& forced = *settings().matmul_gemv_vec;
+  if (forced) {
+    if (forced->off) {
       *enabled = false;
       return {};
     }
-    uint32_t f[3] = {0, 0, 1};
-    const bool three = std::count(v, v + std::strlen(v), 'x') == 2;
-    if (!parse_uints(v, f, three ? 3 : 2) || (f[1] & (f[1] - 1)) != 0 || f[0] % f[1] != 0 || f[2] > 8)
+    const uint32_t f[3] = {forced->v[0], forced->v[1], forced->v.size() == 3 ? forced->v[2] : 1};  // 2 or 3 numbers
+    if ((f[1] & (f[1] - 1)) != 0 || f[0] % f[1] != 0 || f[2] > 8)
       throw_error(ErrorKind::InvalidArgument, "matmul",
-                  std::string("WGT_MATMUL_GEMV_VEC='") + v +
-                      "'; expected WGxKS or WGxKSxRB with KS a power of two dividing WG and RB <= 8 "
+                  "WGT_MATMUL_GEMV_VEC=" + to_string(*forced) +
+                      ": expected WGxKS or WGxKSxRB with KS a power of two dividing WG and RB <= 8 "
                       "(e.g. 256x32 or 128x32x2), or off");
     c = {f[0], f[1], f[2]};
   }
@@ -202,7 +179,7 @@ GemvConfig choose_gemv_vec(const Context& ctx, bool* enabled) {
   const uint32_t smem = (kGemvVecStage + c.wg) * 4;
   if (c.wg > l.max_compute_invocations_per_workgroup || c.wg > l.max_compute_workgroup_size_x ||
       smem > l.max_compute_workgroup_storage_size) {
-    if (std::getenv("WGT_MATMUL_GEMV_VEC"))
+    if (forced)
       throw_error(ErrorKind::InvalidArgument, "matmul",
                   "WGT_MATMUL_GEMV_VEC: " + std::to_string(c.wg) + " invocations with " + std::to_string(smem) +
                       " bytes of workgroup memory exceed the device limits; use fewer invocations");
@@ -212,36 +189,26 @@ GemvConfig choose_gemv_vec(const Context& ctx, bool* enabled) {
 }
 
 // WGT_MATMUL_SUBGROUPS=off forces the workgroup-tree reduction on a device with subgroups.
-bool matmul_subgroups(const Context& ctx) {
-  const char* v = std::getenv("WGT_MATMUL_SUBGROUPS");
-  if (!v || !*v || std::string(v) == "on") return ctx.features().subgroups;
-  if (std::string(v) == "off") return false;
-  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_SUBGROUPS='") + v + "'; use on or off");
-}
+bool matmul_subgroups(const Context& ctx) { return *settings().matmul_subgroups && ctx.features().subgroups; }
 
 // How f16 operands are stored in the shader: native `f16` (needs shader-f16) or packed two per
 // u32 and unpacked with unpack2x16float (core WGSL; f32 math). WGT_MATMUL_F16=packed forces the
 // packed path where shader-f16 exists (tests, benchmarks); without shader-f16 it is the only one.
 bool f16_packed(const Context& ctx) {
-  const char* v = std::getenv("WGT_MATMUL_F16");
-  if (!v || !*v || std::string(v) == "auto") return !ctx.features().shader_f16;
-  if (std::string(v) == "packed") return true;
-  if (std::string(v) == "native") {
-    if (!ctx.features().shader_f16)
-      throw_error(ErrorKind::InvalidArgument, "matmul",
-                  "WGT_MATMUL_F16=native but the adapter lacks shader-f16; unset it or use packed");
-    return false;
+  switch (*settings().matmul_f16) {
+    case Settings::F16Store::Auto: return !ctx.features().shader_f16;
+    case Settings::F16Store::Packed: return true;
+    case Settings::F16Store::Native:
+      if (!ctx.features().shader_f16)
+        throw_error(ErrorKind::InvalidArgument, "matmul",
+                    "WGT_MATMUL_F16=native but the adapter lacks shader-f16; unset it or use packed");
+      return false;
   }
-  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_F16='") + v + "'; use auto, native or packed");
+  return false;
 }
 
 // WGT_MATMUL_VEC=off keeps the scalar global loads/stores (for comparisons); default on.
-bool vec_allowed() {
-  const char* v = std::getenv("WGT_MATMUL_VEC");
-  if (!v || !*v || std::string(v) == "on") return true;
-  if (std::string(v) == "off") return false;
-  throw_error(ErrorKind::InvalidArgument, "matmul", std::string("WGT_MATMUL_VEC='") + v + "'; use on or off");
-}
+bool vec_allowed() { return *settings().matmul_vec; }
 
 enum class Store { F32, F16, F16Packed };
 

@@ -1,6 +1,7 @@
 // Introspection of the WebGPU matmul launcher (kernels/matmul.cpp), for benchmarks and tests.
 //
-// Environment overrides read at every launch (so one process can sweep variants):
+// Environment overrides (runtime/settings.hpp), read by every launch (one process sweeps
+// variants with settings_reload() after each change):
 //   WGT_MATMUL_TILE = BMxBNxBKxTMxTN   tiled kernel shape, e.g. 128x128x8x8x8 (default: by size)
 //   WGT_MATMUL_GEMV = WGxKS | off      small-M kernel: invocations x K-splitters, or never use it
 //   WGT_MATMUL_GEMV_VEC = WGxKS[xRB] | off  small-M kernel for K-contiguous B (x @ W^T) that

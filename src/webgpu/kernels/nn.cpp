@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/settings.hpp"
 #include "webgpu/context.hpp"
 
 namespace wgt::webgpu {
@@ -408,7 +409,8 @@ AttnShape attn_shape(const OpCall& call) {
 
 // ---- decode, subgroup kernel (attention_decode_sg.wgsl) ----
 //
-// Knobs, read at every launch so that a benchmark can sweep them in one process:
+// Knobs (runtime/settings.hpp), read by every launch; a benchmark sweeps them in one process
+// with settings_reload() after each change:
 //   WGT_ATTN_DECODE_KERNEL = sg | split   default sg where it applies (see decode_sg_config);
 //                                         split forces the staged kernel; sg on a shape or
 //                                         device it does not fit still runs split
@@ -436,24 +438,10 @@ struct DecodeSg {
   int64_t lanes = 0, wg = 0, unroll = 0;  // lanes == 0: the kernel does not apply
 };
 
-// Positive integer from the environment, 0 when unset; anything else is an error naming it.
-int64_t env_int(const char* name, std::initializer_list<int64_t> allowed = {}) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return 0;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  bool ok = *end == '\0' && x > 0 && x < (int64_t{1} << 30);
-  if (ok && allowed.size() > 0) ok = std::find(allowed.begin(), allowed.end(), x) != allowed.end();
-  if (!ok) throw_error(ErrorKind::InvalidArgument, "attention", std::string(name) + "='" + v + "' is not a valid value");
-  return x;
-}
+// A WGT_ATTN_DECODE_* knob (runtime/settings.hpp), 0 when unset.
+int64_t knob(const Setting<std::optional<uint32_t>>& s) { return s->value_or(0); }
 
-bool decode_sg_wanted() {
-  const char* v = std::getenv("WGT_ATTN_DECODE_KERNEL");
-  if (!v || !*v || std::string(v) == "sg") return true;
-  if (std::string(v) == "split") return false;
-  throw_error(ErrorKind::InvalidArgument, "attention", std::string("WGT_ATTN_DECODE_KERNEL='") + v + "'; use sg or split");
-}
+bool decode_sg_wanted() { return !*settings().attn_decode_split; }
 
 // Lanes per key and workgroup size of the subgroup kernel for this shape, or lanes 0. A lane
 // reads whole vec4<u32> words of each K/V row (D a multiple of 8 L for f16, 4 L for f32); the
@@ -464,20 +452,20 @@ DecodeSg decode_sg_config(const Context& ctx, const AttnShape& s, DType kv) {
   DecodeSg c;
   if (!decode_sg_wanted() || !ctx.features().subgroups) return c;
   const int64_t sg_min = ctx.limits().subgroup_min_size, sg_max = ctx.limits().subgroup_max_size;
-  const int64_t warps = env_int("WGT_ATTN_DECODE_WARPS", {1, 2, 4, 8});
+  const int64_t warps = knob(settings().attn_decode_warps);
   c.wg = 32 * (warps ? warps : kDecodeSgWarps);
   if (sg_min < 4 || sg_max == 0 || c.wg % sg_max != 0 || c.wg > ctx.limits().max_compute_invocations_per_workgroup)
     return c;
   const int64_t epv = kv == DType::F16 ? 8 : 4;
   auto fits = [&](int64_t l) { return l <= sg_min && l <= c.wg && s.d % (l * epv) == 0; };
   auto fits_regs = [&](int64_t l) { return fits(l) && 2 * s.group * s.d / l <= kDecodeSgMaxRegs; };
-  if (const int64_t forced = env_int("WGT_ATTN_DECODE_LANES", {4, 8, 16, 32})) {
+  if (const int64_t forced = knob(settings().attn_decode_lanes)) {
     if (fits_regs(forced)) c.lanes = forced;
   } else {
     for (int64_t l : {32, 16, 8, 4})
       if (fits_regs(l)) c.lanes = l;  // the smallest that fits: fewest shuffles per key
   }
-  const int64_t unroll = env_int("WGT_ATTN_DECODE_UNROLL", {1, 2, 4});
+  const int64_t unroll = knob(settings().attn_decode_unroll);
   c.unroll = unroll ? unroll : kDecodeSgUnroll;
   const int64_t smem = 4 * (c.wg / std::max<int64_t>(sg_min, 1) * s.group + s.group * s.d + s.group);
   if (smem > ctx.limits().max_compute_workgroup_storage_size) c.lanes = 0;
@@ -489,7 +477,7 @@ DecodeSg decode_sg_config(const Context& ctx, const AttnShape& s, DType kv) {
 // override; a whole number of loop trips (WG / L * U keys), and few enough splits for the grid.
 int64_t decode_sg_chunk(const Context& ctx, const AttnShape& s, const DecodeSg& c) {
   const int64_t trip = c.wg / c.lanes * c.unroll;
-  int64_t chunk = env_int("WGT_ATTN_DECODE_CHUNK");
+  int64_t chunk = knob(settings().attn_decode_chunk);
   if (chunk == 0) {
     const int64_t splits = std::max<int64_t>(1, kDecodeSgTargetGroups / std::max<int64_t>(1, s.kv_heads * s.lq));
     chunk = (s.lk + splits - 1) / splits;

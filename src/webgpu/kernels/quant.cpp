@@ -14,6 +14,7 @@
 #include <string>
 
 #include "quant/blocks.hpp"
+#include "runtime/settings.hpp"
 #include "webgpu/context.hpp"
 
 namespace wgt::webgpu {
@@ -168,14 +169,9 @@ uint32_t tiled_t(const Context& ctx) {
 
 // WGT_QMATVEC_SUBGROUPS=off forces the workgroup-reduction matvec on a device with subgroups
 // (to compare the two, and so that tests cover the fallback on lavapipe, which has them).
-// The env knobs of this file are read on every call (tests and benches change them with
-// setenv between calls), so their parsing allocates nothing unless it fails.
-bool use_subgroups(const Context& ctx) {
-  const char* v = std::getenv("WGT_QMATVEC_SUBGROUPS");
-  if (!v || !*v || std::strcmp(v, "on") == 0) return ctx.features().subgroups;
-  if (std::strcmp(v, "off") == 0) return false;
-  throw_error(ErrorKind::InvalidArgument, "qmatmul_t", std::string("WGT_QMATVEC_SUBGROUPS='") + v + "'; use on or off");
-}
+// The knobs of this file come from runtime/settings.hpp, parsed once (tests and benches that
+// change them call settings_reload()).
+bool use_subgroups(const Context& ctx) { return *settings().qmatvec_subgroups && ctx.features().subgroups; }
 
 constexpr uint32_t kStreamLanes = 32;  // LANES of shaders/q_mv_stream_common.wgsl
 
@@ -208,13 +204,11 @@ const char* matvec_kernel_name(MatvecKernel k) {
   return "?";
 }
 MatvecKernel requested_matvec_kernel() {
-  const char* v = std::getenv("WGT_QMATVEC_KERNEL");
-  if (!v || !*v) return MatvecKernel::I8x2;
+  const char* v = *settings().qmatvec_kernel;  // one of the names below (settings.cpp), or null
   for (MatvecKernel k : {MatvecKernel::Staged, MatvecKernel::Stream, MatvecKernel::Xstat, MatvecKernel::Items,
                          MatvecKernel::I8, MatvecKernel::I8x2})
-    if (std::strcmp(v, matvec_kernel_name(k)) == 0) return k;
-  throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
-              std::string("WGT_QMATVEC_KERNEL='") + v + "'; use i8x2, i8, stream, staged, xstat or items");
+    if (v && std::strcmp(v, matvec_kernel_name(k)) == 0) return k;
+  return MatvecKernel::I8x2;
 }
 
 // Which matvec kernel the last M <= 4 qmatmul_t recorded (the fallbacks from `staged` and
@@ -228,19 +222,8 @@ thread_local bool g_last_matvec_silu = false;
 // (ROWS, KSPLIT) of that launch (test hook below).
 thread_local std::pair<uint32_t, uint32_t> g_last_matvec_split{0, 0};
 
-// Integer knob `var` in [lo, hi] (digits only), `dflt` when unset or empty.
-uint32_t env_knob(const char* var, uint32_t dflt, uint32_t lo, uint32_t hi) {
-  const char* v = std::getenv(var);
-  if (!v || !*v) return dflt;
-  const int r = std::atoi(v);
-  char canon[16];  // r printed back: v must be exactly that (no sign, spaces or leading zeros)
-  const auto [end, ec] = std::to_chars(canon, canon + sizeof canon - 1, r);
-  *end = '\0';
-  if (r < static_cast<int>(lo) || r > static_cast<int>(hi) || ec != std::errc() || std::strcmp(canon, v) != 0)
-    throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
-                std::string(var) + "='" + v + "'; use " + std::to_string(lo) + " to " + std::to_string(hi));
-  return static_cast<uint32_t>(r);
-}
+// A WGT_QMATVEC_* knob (range-checked by runtime/settings.cpp), `dflt` when unset.
+uint32_t knob(const Setting<std::optional<uint32_t>>& s, uint32_t dflt) { return s->value_or(dflt); }
 
 // Weight rows per warp of the streaming matvec: each lane loads its x slice once per step
 // and dots it with this many rows (x traffic from L1 divided by it, R accumulators and R
@@ -284,13 +267,12 @@ constexpr uint32_t kI8MaxAutoKsplit = 4;
 // N = 14336, ROWS 8 = 224 workgroups, two waves of 64 rows, Q4_0 17.5 us; ROWS 7 = 256, two
 // waves of 56 rows, 14.1; ROWS 6 = 299, three of 48, 18.2; the model orders ROWS 4-8 as
 // measured at N = 11008, 12672, 14336 and 16960).
-uint32_t qmatvec_wave(const Context& ctx) { return env_knob("WGT_QMATVEC_WAVE", ctx.limits().compute_units, 0, 4096); }
+uint32_t qmatvec_wave(const Context& ctx) { return knob(settings().qmatvec_wave, ctx.limits().compute_units); }
 void i8_split(uint32_t warps, uint32_t m, uint32_t n, bool x2, uint32_t wave, uint32_t* rows, uint32_t* ksplit) {
-  const char* kv = std::getenv("WGT_QMATVEC_KSPLIT");
-  const char* rv = std::getenv("WGT_QMATVEC_ROWS");
-  const bool k_set = kv && *kv, rows_set = rv && *rv;
-  uint32_t k = k_set ? env_knob("WGT_QMATVEC_KSPLIT", 1, 1, 8) : 1;
-  if ((k & (k - 1)) != 0 || warps % k != 0)
+  const Settings& s = settings();
+  const bool k_set = s.qmatvec_ksplit->has_value(), rows_set = s.qmatvec_rows->has_value();
+  uint32_t k = knob(s.qmatvec_ksplit, 1);  // 1, 2, 4 or 8 (settings.cpp)
+  if (warps % k != 0)
     throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
                 "WGT_QMATVEC_KSPLIT=" + std::to_string(k) + "; use 1, 2, 4 or 8, dividing the warps per workgroup (" +
                     std::to_string(warps) + ")");
@@ -334,13 +316,11 @@ uint32_t lane_slots(QType t) {
 }
 
 uint32_t stream_unroll(uint32_t dflt) {
-  const uint32_t u = env_knob("WGT_QMATVEC_UNROLL", dflt, 1, 8);
-  if ((u & (u - 1)) != 0) throw_error(ErrorKind::InvalidArgument, "qmatmul_t", "WGT_QMATVEC_UNROLL=" + std::to_string(u) + "; use 1, 2, 4 or 8");
-  return u;
+  return knob(settings().qmatvec_unroll, dflt);  // 1, 2, 4 or 8 (settings.cpp)
 }
 
 uint32_t stream_warps(const Context& ctx, uint32_t dflt = kStreamWarps) {
-  const uint32_t wp = env_knob("WGT_QMATVEC_WARPS", dflt, 1, 8);
+  const uint32_t wp = knob(settings().qmatvec_warps, dflt);
   if (wp * kStreamLanes > ctx.limits().max_compute_invocations_per_workgroup)
     throw_error(ErrorKind::Unsupported, "qmatmul_t",
                 "WGT_QMATVEC_WARPS=" + std::to_string(wp) + " exceeds the device's invocations per workgroup; use fewer");
@@ -363,7 +343,7 @@ struct StagedPlan {
 // falls back to the direct kernel.
 StagedPlan plan_staged(const Context& ctx, QType t, uint32_t row_bytes, uint32_t rows, uint32_t warps, uint32_t unroll) {
   StagedPlan p;
-  const uint32_t forced = env_knob("WGT_QMATVEC_STAGE_BUFFERS", 0, 1, 2);  // validated even when unused
+  const uint32_t forced = knob(settings().qmatvec_stage_buffers, 0);  // read (so checked) even when unused
   if (row_bytes % 16 != 0) return p;
   const uint32_t bb = static_cast<uint32_t>(qtype_info(t).block_bytes);
   const uint32_t stride = kStreamLanes / lane_slots(t);
@@ -420,8 +400,8 @@ constexpr uint32_t kXstatBatch = 4;
 // Sets d.pipeline and the grid of the x-stationary matvec and returns true, or returns false
 // (nothing set) when K has more steps than the workgroup's registers hold.
 bool plan_xstat(Context& ctx, Dispatch& d, QType t, const QParams& p, bool sg) {
-  const uint32_t group_rows = env_knob("WGT_QMATVEC_XSTAT_ROWS", kXstatRows, 1, 64);
-  const uint32_t rb = std::min(env_knob("WGT_QMATVEC_XSTAT_BATCH", kXstatBatch, 1, 8), group_rows);
+  const uint32_t group_rows = knob(settings().qmatvec_xstat_rows, kXstatRows);
+  const uint32_t rb = std::min(knob(settings().qmatvec_xstat_batch, kXstatBatch), group_rows);
   const uint32_t nb = p.k / static_cast<uint32_t>(qtype_info(t).block_elems);
   const uint32_t stride = kStreamLanes / lane_slots(t);  // blocks per step
   const uint32_t nsteps = (nb + stride - 1) / stride;
@@ -531,10 +511,9 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
     // The i8 kernels need dot4I8Packed (a WGSL language feature every Dawn we know of has;
     // without it they quietly run `stream`, as for the formats without an i8 part).
     // WGT_WEBGPU_DISABLE_PACKED_DOT=1 emulates such an implementation (tests).
-    const char* no_dot = std::getenv("WGT_WEBGPU_DISABLE_PACKED_DOT");
-    const bool packed_dot = ctx.features().packed_dot && !(no_dot && std::strcmp(no_dot, "1") == 0);
+    const bool packed_dot = ctx.features().packed_dot && !*settings().webgpu_disable_packed_dot;
     const bool i8 = (want == MatvecKernel::I8 || x2) && kernels_for(t).i8 != nullptr && packed_dot;
-    uint32_t rows = env_knob("WGT_QMATVEC_ROWS", i8 ? default_i8_rows(t, x2) : default_stream_rows(t), 1, 8);
+    uint32_t rows = knob(settings().qmatvec_rows, i8 ? default_i8_rows(t, x2) : default_stream_rows(t));
     const uint32_t warps =
         stream_warps(ctx, i8 ? std::min(kI8Warps, ctx.limits().max_compute_invocations_per_workgroup / kStreamLanes) : kStreamWarps);
     uint32_t ksplit = 1;

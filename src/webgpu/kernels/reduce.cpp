@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/settings.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/kernels/ew_helpers.hpp"
 
@@ -147,8 +148,7 @@ bool aligned4(const std::vector<Dim>& outer, const Tensor& x, const Tensor& y) {
 // fallback (tests compare both, benchmarks measure both).
 void add_rowred_defines(const Context& ctx, ShaderVariant& v, DType dt) {
   const Limits& l = ctx.limits();
-  const char* env = std::getenv("WGT_REDUCE_SUBGROUPS");
-  const bool allowed = !env || !*env || std::string(env) != "off";
+  const bool allowed = *settings().reduce_subgroups;
   const bool sg = allowed && ctx.features().subgroups && l.subgroup_min_size == l.subgroup_max_size &&
                   l.subgroup_min_size >= 4 && kWG % l.subgroup_min_size == 0;
   std::string enable = enable_line(dt);
