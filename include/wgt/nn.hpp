@@ -14,17 +14,34 @@ namespace wgt {
 // ---------------------------------------------------------------------------------------------
 // RoPE. x is [seq, n_heads, head_dim] or [batch, seq, n_heads, head_dim]. For the row at
 // sequence position p (offset + s, or positions[s]) and pair i in [0, n_rot/2):
-//   theta_i = p * freq_scale * base^(-2i / n_rot)
+//   theta_i = p * freq_scale * base^(-2i / n_rot) / f_i
 //   (a, b) -> (a cos theta_i - b sin theta_i,  a sin theta_i + b cos theta_i)
 // where the pair (a, b) is (x[2i], x[2i+1]) for RopeStyle::Normal (llama, interleaved) and
 // (x[i], x[i + n_rot/2]) for RopeStyle::Neox (rotate halves). Dims >= n_rot pass unchanged.
+// f_i are the per-frequency factors (freq_factors; 1 when undefined): llama.cpp's convention
+// for GGUF's `rope_freqs.weight` (Llama 3.1+ "llama3" scaling), the frequency divided by f_i.
 enum class RopeStyle { Normal, Neox };
 struct RopeConfig {
   RopeStyle style = RopeStyle::Normal;
   double base = 10000.0;
   double freq_scale = 1.0;  // linear position scaling (positions are multiplied by it)
   int64_t n_rot = 0;        // 0 = head_dim (which must then be even)
+  // Optional f32 [n_rot/2] on x's device (any strides). Checked on every call: dtype
+  // (DTypeMismatch), shape (ShapeMismatch), device (InvalidArgument); and, only when it lives on
+  // the host, every value finite and > 0 (InvalidArgument) — a device tensor is not read back
+  // per call, so its values are the caller's responsibility (llama3_rope_factors gives valid ones).
+  Tensor freq_factors;
 };
+// The llama3 RoPE factors f_i, i in [0, n_rot/2), as HF transformers' llama3 rope_scaling
+// defines them (factor, low_freq_factor, high_freq_factor, original_max_position_embeddings):
+// with inv_freq_i = base^(-2i / n_rot) and wavelen = 2 pi / inv_freq_i, f_i = 1 when wavelen <
+// original_context / high_freq_factor, scale_factor when wavelen > original_context /
+// low_freq_factor, else inv_freq_i / ((1 - s) inv_freq_i / scale_factor + s inv_freq_i) with
+// s = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor).
+// InvalidArgument for non-finite or non-positive arguments, low_freq_factor >= high_freq_factor,
+// or an odd n_rot.
+std::vector<float> llama3_rope_factors(double scale_factor, double low_freq_factor, double high_freq_factor,
+                                       int64_t original_context, double base, int64_t n_rot);
 // Positions offset, offset+1, ... along the seq dim (offset = tokens already in the cache).
 Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg = {});
 // Explicit positions: an I32/I64 tensor [seq] (values >= 0), shared by every batch entry.
@@ -130,7 +147,7 @@ struct BlockConfig {
   int64_t head_dim = 0;    // 0 = dim / n_heads
   int64_t ffn_dim = 0;
   double norm_eps = 1e-5;
-  RopeConfig rope;
+  RopeConfig rope;         // freq_factors may live anywhere: the block keeps a copy on its device
 };
 // Weights. Shapes: attn_norm, ffn_norm [dim]; wq [n_heads*head_dim, dim];
 // wk, wv [n_kv_heads*head_dim, dim]; wo [dim, n_heads*head_dim]; w_gate, w_up [ffn_dim, dim];
