@@ -224,6 +224,33 @@ TEST_F(RopeFactorsTest, BlockPrefillEqualsDecodeWithFactors) {
   EXPECT_GT(max_abs_diff(plain.forward(x, c3, pre), y), 1e-3);
 }
 
+// The fast CPU backend (its matmuls; RoPE and the cache ops run the reference kernels there)
+// gives the reference's block output with factors, prefill and decode.
+TEST_F(RopeFactorsTest, FastCpuMatchesReference) {
+  const BlockConfig cfg = block_cfg();
+  const BlockWeights w = BlockWeights::random(cfg, 65);
+  const Tensor x = randn({3, 32}, 66), kp = randn({200, 1, 16}, 67), vp = randn({200, 1, 16}, 68);
+  auto run = [&](CpuMode mode) {
+    Policy p = Runtime::get().policy();
+    const Policy keep = p;
+    p.cpu_mode = mode;
+    Runtime::get().set_policy(p);
+    TransformerBlock blk(cfg, w);
+    KVCache c1 = blk.make_cache(210), c2 = blk.make_cache(210);
+    c1.append(kp, vp);
+    c2.append(kp, vp);
+    Tensor pre = blk.forward(x, c1, 200);
+    Tensor dec = blk.forward(x.slice(0, 0, 1), c2, 200);
+    Runtime::get().set_policy(keep);
+    return std::pair{pre, dec};
+  };
+  const auto [pre_ref, dec_ref] = run(CpuMode::Reference);
+  const auto [pre_fast, dec_fast] = run(CpuMode::Fast);
+  EXPECT_LT(max_abs_diff(pre_fast, pre_ref), 1e-4);
+  EXPECT_LT(max_abs_diff(dec_fast, dec_ref), 1e-4);
+  EXPECT_LT(max_abs_diff(dec_ref, pre_ref.slice(0, 0, 1)), 2e-5);
+}
+
 TEST_F(RopeFactorsTest, BadFactorsAreTypedErrors) {
   const Tensor x = randn({2, 2, 8}, 71);
   auto with = [](const Tensor& f) {

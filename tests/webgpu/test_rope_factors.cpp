@@ -199,9 +199,9 @@ TEST_F(WebGpuRopeFactors, AppendRopeMatchesReferenceAndUnfused) {
 // KVCache::rms_norm_qkv_append_rope with factors: the vector gemv's rope_append epilogue with
 // the factors bound (one dispatch), equal in bits to rms_norm_matmul_t then append_rope on the
 // device and close to the CPU reference, for f32 and f16 weights and caches, at positions
-// from 2500.
+// from 2200.
 TEST_F(WebGpuRopeFactors, FusedDecodeEpilogueMatchesReferenceAndUnfused) {
-  const int64_t H = 3, Hkv = 1, D = 64, dim = 48, pre = 2500;
+  const int64_t H = 3, Hkv = 1, D = 64, dim = 48, pre = 2200;
   const int64_t qd = H * D, kvd = Hkv * D, W = qd + 2 * kvd;
   const Tensor fh = llama32_factors();
   uint64_t seed = 300;
@@ -289,7 +289,7 @@ TEST_F(WebGpuRopeFactors, BlockPrefillAndDecodeMatchReference) {
     for (KVCache* c : {&c1, &c2}) c->append(kpre.to(kGpu), vpre.to(kGpu));
     const Tensor y = blk.forward(xg, c1, pre);
     EXPECT_LE(rel_err(y, want), t);
-    EXPECT_GT(rel_err(y, want_plain), 10 * t) << "the factors must change the block's output";
+    EXPECT_GT(rel_err(y, want_plain), 5 * t) << "the factors must change the block's output";
     for (int64_t s = 0; s < seq; ++s) {
       SCOPED_TRACE("step " + std::to_string(s));
       synchronize();
