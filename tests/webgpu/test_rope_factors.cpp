@@ -124,6 +124,51 @@ TEST_F(WebGpuRopeFactors, RopeAndInPlaceMatchReference) {
   }
 }
 
+// Device x and factors on the host paths: policy cpu-only (rope_ as a host round trip, rope
+// and append_rope with their inputs moved to the CPU), and a call the kernel does not take
+// (i64 positions) under policy auto with fallback: the factors travel with the call.
+TEST_F(WebGpuRopeFactors, HostPathsCarryTheFactors) {
+  RopeConfig ch;
+  ch.style = RopeStyle::Neox;
+  ch.base = 500000;
+  ch.freq_factors = llama32_factors();
+  RopeConfig cg = ch;
+  cg.freq_factors = ch.freq_factors.to(kGpu);
+  const Tensor x = randn({3, 2, 64}, 501), pos = random_positions(3, 0, 3000, 502);
+  const Tensor q = randn({1, 2, 64}, 503), k = randn({1, 1, 64}, 504), v = randn({1, 1, 64}, 505);
+  use_cpu_reference();
+  const Tensor want_pos = rope(x, pos, ch), want_off = rope(x, 1200, ch);
+  KVCache ref(4, 1, 64, DType::F32);
+  Tensor ref_q = q.clone();
+  ref.append_rope(ref_q, k, v, ch);
+
+  // cpu-only (still the reference kernels) on device tensors.
+  const Tensor xg = x.to(kGpu);
+  Tensor y = xg.clone();
+  rope_(y, pos.to(kGpu), cg);
+  EXPECT_TRUE(y.device() == kGpu);
+  EXPECT_LE(rel_err(y, want_pos), 1e-6);
+  EXPECT_LE(rel_err(rope(xg, 1200, cg), want_off), 1e-6);
+  KVCache dev(4, 1, 64, DType::F32, kGpu);
+  Tensor qg = q.to(kGpu);
+  dev.append_rope(qg, k.to(kGpu), v.to(kGpu), cg);
+  EXPECT_LE(rel_err(qg, ref_q), 1e-6);
+  EXPECT_LE(rel_err(dev.view_k(), ref.view_k()), 1e-6);
+
+  // i64 positions: no WebGPU kernel; auto with fallback rotates through the host.
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.allow_fallback = true;
+  Runtime::get().set_policy(p);
+  Runtime::get().reset_stats();
+  const Tensor pos64 = cast(pos, DType::I64).to(kGpu);
+  Tensor z = xg.clone();
+  rope_(z, pos64, cg);
+  EXPECT_LE(rel_err(z, want_pos), 1e-6);
+  EXPECT_LE(rel_err(rope(xg, pos64, cg), want_pos), 1e-6);
+  EXPECT_GE(Runtime::get().stats().fallbacks, 1u);
+}
+
 // KVCache::append_rope with factors after 2000 plain rows: q, k and v in one buffer (one
 // dispatch), in three buffers (one dispatch), and an f16 cache with odd rows (the launcher's
 // three kernels); each equal in bits to rope_ then append on the device, and close to the CPU
