@@ -49,7 +49,7 @@ Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg = {}
 // In place: the same rotation written into x's own storage (x may be a strided view, e.g. the
 // Q or K part of a fused QKV projection; elements outside the view and dims >= n_rot are not
 // written). Same arguments and errors as rope(), plus InvalidArgument when x's elements
-// overlap (an expand() view) or positions share x's storage. Runs where x lives: the CPU for a
+// overlap (an expand() view) or positions or cfg.freq_factors share x's storage. Runs where x lives: the CPU for a
 // host x; on a device the WebGPU kernel, else (policy cpu-only, or a call the kernel cannot
 // run under policy auto with fallback) a host round trip counted in the stats as "host-write".
 void rope_(Tensor& x, int64_t offset, const RopeConfig& cfg = {});
@@ -102,7 +102,8 @@ class KVCache {
   // position size() + s (the cache row it lands in); k itself is not written. Exactly
   // rope_(q, size(), cfg) then append(rope(k, size(), cfg), v), with their errors, plus
   // InvalidArgument when q's elements overlap, or q shares memory with k, v (overlapping
-  // element spans of one storage) or the cache. Nothing is written when it throws. On a
+  // element spans of one storage) or the cache, or cfg.freq_factors share q's or the cache's
+  // storage (read while those are written). Nothing is written when it throws. On a
   // device it runs the WebGPU kernel when the backend supports the call; otherwise (policy
   // cpu-only, or a q that rope_'s kernel cannot rotate in place) it runs as those three ops.
   void append_rope(Tensor& q, const Tensor& k, const Tensor& v, const RopeConfig& cfg);
@@ -111,7 +112,8 @@ class KVCache {
   // columns are q [n, n_heads, head_dim], then k and v [n, n_kv_heads, head_dim]; then
   // append_rope(q, k, v, cfg). Returns the rotated q (a view of qkv, compacted when n > 1).
   // Exactly those two ops, with their errors (a cache overflow and cfg checked first, under
-  // this op's name, so that nothing runs then). On WebGPU one op (for n == 1, f32 x and g,
+  // this op's name, so that nothing runs then; freq_factors in the cache's storage are an
+  // InvalidArgument). On WebGPU one op (for n == 1, f32 x and g,
   // dense f32 or f16 weights on the cache's device): one dispatch of the fused-norm matvec
   // with the rotation and the cache writes in its epilogue where kernels/matmul.cpp's
   // conditions hold (normal RoPE layout, even head_dim, ...), else the two ops' kernels.
