@@ -43,6 +43,7 @@ struct OpAttrs {
   // transformer (branch transformer); contracts in src/ops/nn.cpp
   int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim); KVAppend: > 0 applies RoPE
   bool rope_neox = false;     // Rope, KVAppend: rotate halves (neox) instead of interleaved pairs
+  bool rope_factors = false;  // Rope, KVAppend, MatMul with n_rot: an f32 [n_rot/2] freq-factors input (see src/ops/nn.cpp)
   int64_t pos_offset = 0;     // Rope: position of row 0 when no positions tensor; KVAppend: first row (and its position)
   bool causal = false;        // Attention (scale in scalar0)
   bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]

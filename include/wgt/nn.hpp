@@ -14,17 +14,34 @@ namespace wgt {
 // ---------------------------------------------------------------------------------------------
 // RoPE. x is [seq, n_heads, head_dim] or [batch, seq, n_heads, head_dim]. For the row at
 // sequence position p (offset + s, or positions[s]) and pair i in [0, n_rot/2):
-//   theta_i = p * freq_scale * base^(-2i / n_rot)
+//   theta_i = p * freq_scale * base^(-2i / n_rot) / f_i
 //   (a, b) -> (a cos theta_i - b sin theta_i,  a sin theta_i + b cos theta_i)
 // where the pair (a, b) is (x[2i], x[2i+1]) for RopeStyle::Normal (llama, interleaved) and
 // (x[i], x[i + n_rot/2]) for RopeStyle::Neox (rotate halves). Dims >= n_rot pass unchanged.
+// f_i are the per-frequency factors (freq_factors; 1 when undefined): llama.cpp's convention
+// for GGUF's `rope_freqs.weight` (Llama 3.1+ "llama3" scaling), the frequency divided by f_i.
 enum class RopeStyle { Normal, Neox };
 struct RopeConfig {
   RopeStyle style = RopeStyle::Normal;
   double base = 10000.0;
   double freq_scale = 1.0;  // linear position scaling (positions are multiplied by it)
   int64_t n_rot = 0;        // 0 = head_dim (which must then be even)
+  // Optional f32 [n_rot/2] on x's device (any strides). Checked on every call: dtype
+  // (DTypeMismatch), shape (ShapeMismatch), device (InvalidArgument); and, only when it lives on
+  // the host, every value finite and > 0 (InvalidArgument) — a device tensor is not read back
+  // per call, so its values are the caller's responsibility (llama3_rope_factors gives valid ones).
+  Tensor freq_factors;
 };
+// The llama3 RoPE factors f_i, i in [0, n_rot/2), as HF transformers' llama3 rope_scaling
+// defines them (factor, low_freq_factor, high_freq_factor, original_max_position_embeddings):
+// with inv_freq_i = base^(-2i / n_rot) and wavelen = 2 pi / inv_freq_i, f_i = 1 when wavelen <
+// original_context / high_freq_factor, scale_factor when wavelen > original_context /
+// low_freq_factor, else inv_freq_i / ((1 - s) inv_freq_i / scale_factor + s inv_freq_i) with
+// s = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor).
+// InvalidArgument for non-finite or non-positive arguments, low_freq_factor >= high_freq_factor,
+// or an odd n_rot.
+std::vector<float> llama3_rope_factors(double scale_factor, double low_freq_factor, double high_freq_factor,
+                                       int64_t original_context, double base, int64_t n_rot);
 // Positions offset, offset+1, ... along the seq dim (offset = tokens already in the cache).
 Tensor rope(const Tensor& x, int64_t offset, const RopeConfig& cfg = {});
 // Explicit positions: an I32/I64 tensor [seq] (values >= 0), shared by every batch entry.
@@ -32,7 +49,7 @@ Tensor rope(const Tensor& x, const Tensor& positions, const RopeConfig& cfg = {}
 // In place: the same rotation written into x's own storage (x may be a strided view, e.g. the
 // Q or K part of a fused QKV projection; elements outside the view and dims >= n_rot are not
 // written). Same arguments and errors as rope(), plus InvalidArgument when x's elements
-// overlap (an expand() view) or positions share x's storage. Runs where x lives: the CPU for a
+// overlap (an expand() view) or positions or cfg.freq_factors share x's storage. Runs where x lives: the CPU for a
 // host x; on a device the WebGPU kernel, else (policy cpu-only, or a call the kernel cannot
 // run under policy auto with fallback) a host round trip counted in the stats as "host-write".
 void rope_(Tensor& x, int64_t offset, const RopeConfig& cfg = {});
@@ -85,7 +102,8 @@ class KVCache {
   // position size() + s (the cache row it lands in); k itself is not written. Exactly
   // rope_(q, size(), cfg) then append(rope(k, size(), cfg), v), with their errors, plus
   // InvalidArgument when q's elements overlap, or q shares memory with k, v (overlapping
-  // element spans of one storage) or the cache. Nothing is written when it throws. On a
+  // element spans of one storage) or the cache, or cfg.freq_factors share q's or the cache's
+  // storage (read while those are written). Nothing is written when it throws. On a
   // device it runs the WebGPU kernel when the backend supports the call; otherwise (policy
   // cpu-only, or a q that rope_'s kernel cannot rotate in place) it runs as those three ops.
   void append_rope(Tensor& q, const Tensor& k, const Tensor& v, const RopeConfig& cfg);
@@ -94,7 +112,8 @@ class KVCache {
   // columns are q [n, n_heads, head_dim], then k and v [n, n_kv_heads, head_dim]; then
   // append_rope(q, k, v, cfg). Returns the rotated q (a view of qkv, compacted when n > 1).
   // Exactly those two ops, with their errors (a cache overflow and cfg checked first, under
-  // this op's name, so that nothing runs then). On WebGPU one op (for n == 1, f32 x and g,
+  // this op's name, so that nothing runs then; freq_factors in the cache's storage are an
+  // InvalidArgument). On WebGPU one op (for n == 1, f32 x and g,
   // dense f32 or f16 weights on the cache's device): one dispatch of the fused-norm matvec
   // with the rotation and the cache writes in its epilogue where kernels/matmul.cpp's
   // conditions hold (normal RoPE layout, even head_dim, ...), else the two ops' kernels.
@@ -130,7 +149,7 @@ struct BlockConfig {
   int64_t head_dim = 0;    // 0 = dim / n_heads
   int64_t ffn_dim = 0;
   double norm_eps = 1e-5;
-  RopeConfig rope;
+  RopeConfig rope;         // freq_factors may live anywhere: the block keeps a copy on its device
 };
 // Weights. Shapes: attn_norm, ffn_norm [dim]; wq [n_heads*head_dim, dim];
 // wk, wv [n_kv_heads*head_dim, dim]; wo [dim, n_heads*head_dim]; w_gate, w_up [ffn_dim, dim];

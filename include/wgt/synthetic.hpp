@@ -14,6 +14,7 @@ struct SyntheticShape {
   int64_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, n_vocab, n_ctx;
   double rope_base;
   bool tied;
+  double llama3_rope_scale = 0;  // > 0: Llama 3.1+ RoPE factors (rope_freqs.weight) with this factor
 };
 
 const std::vector<SyntheticShape>& synthetic_shapes();  // every named shape

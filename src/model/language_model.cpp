@@ -116,10 +116,6 @@ LanguageModel LanguageModel::load(const GgufFile& f, const ModelOptions& options
     throw_error(ErrorKind::DTypeMismatch, kLoad, "the KV cache must be f32 or f16");
   if (options.n_ctx < 0) throw_error(ErrorKind::InvalidArgument, kLoad, "n_ctx must be >= 0");
   m.n_ctx_ = options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
-  if (f.find_tensor("rope_freqs.weight"))
-    throw_error(ErrorKind::Unsupported, kLoad,
-                "the model has per-frequency RoPE factors (rope_freqs.weight, Llama 3.1+ scaling), which are not implemented yet");
-
   WeightReader rd(f, options);
   Weight embd = rd.matrix("token_embd.weight", c.n_vocab, c.dim);
   m.tok_embd_ = embd.dense, m.tok_embd_q_ = embd.q;
@@ -133,6 +129,8 @@ LanguageModel LanguageModel::load(const GgufFile& f, const ModelOptions& options
   bc.ffn_dim = c.ffn_dim;
   bc.norm_eps = c.norm_eps;
   bc.rope = c.rope;
+  // Llama 3.1+ RoPE scaling: per-frequency factors (theta_i / f_i), stored by the converter.
+  if (rd.has("rope_freqs.weight")) bc.rope.freq_factors = cast(rd.dense("rope_freqs.weight", {c.rope.n_rot / 2}), DType::F32);
   const int64_t qd = c.n_heads * c.head_dim, kvd = c.n_kv_heads * c.head_dim;
   std::vector<TransformerBlock> blocks;
   blocks.reserve(static_cast<size_t>(c.n_layers));

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "wgt/gguf.hpp"
+#include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/quant.hpp"
 
@@ -17,8 +18,9 @@ const std::vector<SyntheticShape>& synthetic_shapes() {
   // Published hyper-parameters of each model family (vocab, widths, heads, context, RoPE base).
   static const std::vector<SyntheticShape> shapes = {
       {"tiny", "llama", 128, 4, 4, 2, 384, 512, 512, 10000.0, false},
+      {"tiny-llama3", "llama", 128, 2, 4, 2, 256, 512, 512, 500000.0, false, 8.0},
       {"tiny-qwen2", "qwen2", 128, 2, 4, 2, 256, 512, 512, 1000000.0, true},
-      {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 8192, 500000.0, true},
+      {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 8192, 500000.0, true, 32.0},
       {"llama2-7b", "llama", 4096, 32, 32, 32, 11008, 32000, 4096, 10000.0, false},
       {"llama3-8b", "llama", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0, false},
       {"qwen2-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0, true},
@@ -144,6 +146,11 @@ uint64_t write_synthetic_model(const std::string& path, const SyntheticShape& s,
     add(p + "ffn_down.weight", matrix("ffn_down", s.dim, s.ffn_dim, false));
   }
   w.add_tensor("output_norm.weight", norm(s.dim));
+  if (s.llama3_rope_scale > 0) {
+    // Llama 3.1/3.2's published scaling: low/high frequency factors 1 and 4, original context 8192.
+    const std::vector<float> f = llama3_rope_factors(s.llama3_rope_scale, 1.0, 4.0, 8192, s.rope_base, hd);
+    w.add_tensor("rope_freqs.weight", Tensor::from_vector<float>(f, {static_cast<int64_t>(f.size())}));
+  }
   if (!s.tied) add("output.weight", matrix("output", s.n_vocab, s.dim, true));
   if (status) status("writing " + path);
   w.write(path);

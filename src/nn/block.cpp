@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/op_common.hpp"
+#include "ops/rope_call.hpp"
 #include "wgt/nn.hpp"
 
 namespace wgt {
@@ -285,6 +286,12 @@ TransformerBlock::TransformerBlock(const BlockConfig& cfg, BlockWeights weights)
     throw_error(ErrorKind::InvalidArgument, name,
                 "rope n_rot must be even and <= head_dim " + i2s(c.head_dim) + ", got " + i2s(n_rot) +
                     "; set BlockConfig::rope.n_rot for an odd head_dim");
+  // The freq factors are part of the config, not of an activation: checked once here (values
+  // too, when given on the host) and kept on the weights' device, so no call moves them.
+  if (Tensor& f = cfg_.rope.freq_factors; f.defined()) {
+    check_rope_freq_factors(f, n_rot, name);
+    f = f.to(w_.device()).contiguous();
+  }
 }
 
 void TransformerBlock::fuse_projections() {
@@ -325,7 +332,7 @@ void TransformerBlock::fuse_projections() {
 
 void TransformerBlock::pin_weights() const {
   if (!device().is_webgpu()) return;
-  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &attn_norm_f32_, &ffn_norm_f32_, &qkv_bias_})
+  for (const Tensor* t : {&w_.attn_norm, &w_.ffn_norm, &attn_norm_f32_, &ffn_norm_f32_, &qkv_bias_, &cfg_.rope.freq_factors})
     if (t->defined()) Runtime::get().pin(*t);
   for (const Fused* f : {&qkv_, &gate_up_})
     if (f->defined()) Runtime::get().pin(f->q.defined() ? f->q.bytes() : f->dense);

@@ -51,6 +51,16 @@ Tensor KVCache::view_v() const {
   return v_.slice(0, 0, size_);
 }
 
+// The freq factors are read while the caches (and q) are written: they must not share storage.
+static void check_factors_storage(const RopeConfig& cfg, const Tensor& kc, const Tensor& vc, const Tensor* q, const char* name) {
+  const Tensor& f = cfg.freq_factors;
+  if (!f.defined()) return;
+  if (f.storage() == kc.storage() || f.storage() == vc.storage() || (q && f.storage() == q->storage()))
+    throw_error(ErrorKind::InvalidArgument, name,
+                std::string("freq_factors share the storage of ") + (q && f.storage() == q->storage() ? "q" : "the cache") +
+                    ", which this op writes; pass a separate tensor");
+}
+
 int64_t KVCache::check_append(const Tensor& k, const Tensor& v, const char* name) const {
   if (!k_.defined()) throw_error(ErrorKind::RuntimeState, name, "cache is default-constructed; construct it with its sizes");
   require_defined(k, name, "k");
@@ -99,6 +109,7 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
     throw_error(ErrorKind::InvalidArgument, name, "q " + q.str() + " has elements sharing memory (e.g. an expand() view)");
   if (q.storage() == k_.storage() || q.storage() == v_.storage())
     throw_error(ErrorKind::InvalidArgument, name, "q is a view of the cache itself; pass a separate tensor");
+  check_factors_storage(cfg, k_, v_, &q, name);
   // q is rotated in the same dispatch that reads k and v, so they must not share elements.
   auto span = [](const Tensor& t) {
     int64_t lo = t.offset(), hi = t.offset();
@@ -118,6 +129,7 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
   Runtime& rt = Runtime::get();
   OpCall call{OpKind::KVAppend, "kv_append_rope", {k_, k, v_, v, q}, {}, rk.attrs, 0.0, {}};
   call.mutates = kWritesCaches | kWritesQ;
+  if (rk.attrs.rope_factors) call.inputs.push_back(cfg.freq_factors);  // validated by rope_call
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
   // A device cache: the check, the op and the fallback composition under one hold of the
@@ -158,6 +170,7 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
                     " overflows it; create the cache with a larger max_ctx, or clear() it");
   // cfg against head_dim (checked on a cache row, of k's shape [1, Hkv, D]), before any op runs.
   const OpAttrs rope_attrs = rope_call(k_.slice(0, 0, 1), nullptr, size_, cfg, name).attrs;
+  check_factors_storage(cfg, k_, v_, nullptr, name);
   Runtime& rt = Runtime::get();
   std::unique_lock<std::recursive_mutex> lk;  // as append_rope: a device cache's steps under one hold
   if (device_.is_webgpu()) lk = rt.lock();
@@ -169,7 +182,9 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
                       g.shape()[0] == x.shape()[1] && w_qkv.shape()[1] == x.shape()[1] && std::isfinite(eps) &&
                       eps >= 0;
   if (one_op) {
-    OpCall call{OpKind::MatMul, "rms_norm_qkv_append_rope", {x, w_qkv, k_, v_, g}, {}, rope_attrs, 0.0, {}};
+    OpCall call{OpKind::MatMul, "rms_norm_qkv_append_rope", {x, w_qkv, k_, v_}, {}, rope_attrs, 0.0, {}};
+    if (rope_attrs.rope_factors) call.inputs.push_back(cfg.freq_factors);  // before the prologue operand, which is last
+    call.inputs.push_back(g);
     call.mutates = 1u << 2 | 1u << 3;  // the caches
     call.attrs.transpose_b = true;
     call.attrs.prologue = OpAttrs::Prologue::RmsNorm;

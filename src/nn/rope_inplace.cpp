@@ -71,7 +71,7 @@ void rope_via_host(OpCall& call, const std::string& reason, bool fallback) {
   rt.read_bytes(st, begin, host->host_data(), nbytes);
   OpCall hcall = call;
   hcall.inputs[0] = Tensor(host, x.shape(), x.strides(), x.offset() - lo, x.dtype());
-  if (hcall.inputs.size() > 1) hcall.inputs[1] = hcall.inputs[1].to(Device::cpu());
+  for (size_t i = 1; i < hcall.inputs.size(); ++i) hcall.inputs[i] = hcall.inputs[i].to(Device::cpu());  // positions, factors
   rt.cpu_backend().execute(hcall);
   uint64_t up = 0;
   if (st.resident()) {
@@ -95,6 +95,8 @@ void rope_inplace(Tensor& x, const Tensor* positions, int64_t offset, const Rope
                     ", e.g. an expand() view); rotate a contiguous() copy, or use rope()");
   if (positions && positions->storage() == x.storage())
     throw_error(ErrorKind::InvalidArgument, name, "positions share x's storage, which rope_ overwrites; pass a separate tensor");
+  if (cfg.freq_factors.defined() && cfg.freq_factors.storage() == x.storage())
+    throw_error(ErrorKind::InvalidArgument, name, "freq_factors share x's storage, which rope_ overwrites; pass a separate tensor");
   if (x.numel() == 0) return;
   Runtime& rt = Runtime::get();
   call.mutates = 1u;  // x: the runtime runs the call where x lives, on x itself

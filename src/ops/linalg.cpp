@@ -10,8 +10,9 @@
 // SiluMul (silu_mul_matmul_t): up of a's shape and dtype, out = silu_mul(a, up) @ b (+ c).
 // a has no broadcast batch dims then. With attrs.n_rot > 0 (the rope_append epilogue,
 // KVCache::rms_norm_qkv_append_rope): prologue RmsNorm, transpose_b, no addend, inputs =
-// {x [1, K], w [(H + 2 Hkv) D, K], k cache, v cache [C, Hkv, D] contiguous, g}, Rope's attrs
-// (n_rot, rope_neox, scalar0 = base, scalar1 = freq_scale) and pos_offset (< C, the cache row
+// {x [1, K], w [(H + 2 Hkv) D, K], k cache, v cache [C, Hkv, D] contiguous[, freq factors], g},
+// Rope's attrs (n_rot, rope_neox, scalar0 = base, scalar1 = freq_scale, rope_factors: then the
+// f32 [n_rot/2] factors are inputs[4], before the prologue operand) and pos_offset (< C, the cache row
 // and position): out = rms_norm_matmul_t(x, g, w), then exactly kv_append_rope (src/ops/nn.cpp)
 // with q, k, v its first H D, next Hkv D and last Hkv D columns: q rotated in place in out,
 // rope(k) and v written to cache row pos_offset; out's k and v columns stay unrotated. 1-D operands are handled here by

@@ -4,7 +4,9 @@
 //  - Rope: inputs = {x} or {x, positions}; x is [seq, H, D] or [B, seq, H, D] (any strides),
 //    positions an I32/I64 [seq] tensor (values >= 0; when absent the position of row s is
 //    attrs.pos_offset + s). attrs.n_rot (even, 2 <= n_rot <= D), attrs.rope_neox,
-//    attrs.scalar0 = base (> 0), attrs.scalar1 = freq_scale. Output like x, contiguous; or no
+//    attrs.scalar0 = base (> 0), attrs.scalar1 = freq_scale. With attrs.rope_factors the last
+//    input is the freq factors f_i, f32 [n_rot/2] (any strides; theta_i divided by f_i; values
+//    finite and > 0 are checked only for host tensors). Output like x, contiguous; or no
 //    outputs: rope_ (src/nn/rope_inplace.cpp) rotates inputs[0] in place, a non-overlapping
 //    view of any strides, and only its rotated dims are written.
 //  - Attention: inputs = {q [Lq, H, D], k [Lk, Hkv, D], v [Lk, Hkv, D], [mask [Lq, Lk]]}; k and
@@ -17,7 +19,8 @@
 //    dispatch on WebGPU, per decode step); writes rows [pos_offset, pos_offset + n).
 //    With attrs.n_rot > 0 (KVCache::append_rope): inputs = {k cache, k, v cache, v, q}, q
 //    [n, Hq, D] a non-overlapping view disjoint from k and v, and Rope's attrs (n_rot,
-//    rope_neox, scalar0 = base, scalar1 = freq_scale); row s has position pos_offset + s.
+//    rope_neox, scalar0 = base, scalar1 = freq_scale, rope_factors: then the freq factors are
+//    a sixth input); row s has position pos_offset + s.
 //    Exactly rope_(q) in place, then the append of rope(k) (k itself is not written) and v.
 #include <cmath>
 
@@ -53,6 +56,24 @@ int64_t check_rope(const Tensor& x, const RopeConfig& cfg, const char* name) {
 
 }  // namespace
 
+// Their values are checked only on the host: a device tensor would cost a read-back (a
+// pipeline stall) on every call.
+void check_rope_freq_factors(const Tensor& f, int64_t n_rot, const char* name) {
+  if (f.dtype() != DType::F32)
+    throw_error(ErrorKind::DTypeMismatch, name, "freq_factors must be f32, got " + dt(f.dtype()) + "; cast() them");
+  if (f.dim() != 1 || f.shape()[0] != n_rot / 2)
+    throw_error(ErrorKind::ShapeMismatch, name,
+                "freq_factors must be [n_rot / 2] = [" + i2s(n_rot / 2) + "], got " + shape_str(f.shape()));
+  if (!f.device().is_cpu()) return;
+  const float* base = f.data<float>();  // element 0 of the view
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const float v = base[i * f.strides()[0]];
+    if (!(std::isfinite(v) && v > 0))
+      throw_error(ErrorKind::InvalidArgument, name,
+                  "freq_factors must be finite and > 0, got " + std::to_string(v) + " at index " + i2s(i));
+  }
+}
+
 OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg, const char* name) {
   std::vector<const Tensor*> all{&x};
   if (positions) all.push_back(positions);
@@ -77,6 +98,15 @@ OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const
   call.attrs.pos_offset = positions ? 0 : offset;
   call.attrs.scalar0 = cfg.base;
   call.attrs.scalar1 = cfg.freq_scale;
+  if (cfg.freq_factors.defined()) {
+    const Tensor& f = cfg.freq_factors;
+    if (f.device() != x.device())
+      throw_error(ErrorKind::InvalidArgument, name,
+                  "freq_factors live on " + f.device().str() + " but x on " + x.device().str() + "; move them with .to()");
+    check_rope_freq_factors(f, n_rot, name);
+    call.inputs.push_back(cfg.freq_factors);  // last, after the positions
+    call.attrs.rope_factors = true;
+  }
   call.work = 4.0 * static_cast<double>(x.numel());
   return call;
 }

@@ -12,6 +12,11 @@ namespace wgt {
 // error; returns the Rope OpCall without outputs (the contract is in src/ops/nn.cpp).
 OpCall rope_call(const Tensor& x, const Tensor* positions, int64_t offset, const RopeConfig& cfg, const char* name);
 
+// Checks RopeConfig::freq_factors f (defined) for a rotation of n_rot dims: f32 (DTypeMismatch),
+// [n_rot / 2] (ShapeMismatch), and, for a host f only, every value finite and > 0
+// (InvalidArgument). The device is the caller's to check.
+void check_rope_freq_factors(const Tensor& f, int64_t n_rot, const char* name);
+
 // True when two logical elements of x may share memory (an expand() view), which an in-place
 // rotation must reject (src/nn/rope_inplace.cpp).
 bool elements_overlap(const Tensor& x);

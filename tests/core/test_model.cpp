@@ -167,6 +167,29 @@ void check_incremental_matches_full(const std::string& shape, const std::string&
 
 TEST(ModelSynthetic, LlamaQ8IncrementalMatchesFull) { check_incremental_matches_full("tiny", "q8_0"); }
 TEST(ModelSynthetic, LlamaF16IncrementalMatchesFull) { check_incremental_matches_full("tiny", "f16"); }
+TEST(ModelSynthetic, Llama3RopeFactorsIncrementalMatchesFull) { check_incremental_matches_full("tiny-llama3", "q8_0"); }
+
+TEST(ModelSynthetic, Llama3RopeFactorsAreLoadedAndMatter) {
+  SyntheticFile f("tiny-llama3", "f32");
+  const GgufFile g = GgufFile::open(f.path);
+  ASSERT_NE(g.find_tensor("rope_freqs.weight"), nullptr);
+  LanguageModel m = LanguageModel::load(f.path);
+  // The same weights without the factors: a copy of the file with rope_freqs dropped.
+  GgufWriter w;
+  for (const std::string& k : g.keys()) w.set(k, g.at(k));
+  for (const GgufTensorInfo& t : g.tensors())
+    if (t.name != "rope_freqs.weight") w.add_tensor(t.name, g.tensor(t.name));
+  const std::string plain = temp_path("wgt-test-llama3-plain");
+  w.write(plain);
+  LanguageModel m0 = LanguageModel::load(plain);
+  std::filesystem::remove(plain);
+  // Positions past the factors' high-frequency band: the logits must differ.
+  std::vector<int32_t> toks(300);
+  for (size_t i = 0; i < toks.size(); ++i) toks[i] = static_cast<int32_t>(3 + (i * 37) % 500);
+  const std::vector<float> a = m.forward(toks).to_vector<float>(), b = m0.forward(toks).to_vector<float>();
+  EXPECT_GT(max_abs_diff(a, b), 1e-3f);
+}
+
 TEST(ModelSynthetic, Qwen2IncrementalMatchesFull) { check_incremental_matches_full("tiny-qwen2", "q4_0"); }
 
 TEST(ModelSynthetic, ConfigFromMetadata) {

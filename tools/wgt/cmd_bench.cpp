@@ -23,7 +23,7 @@ const char* kBenchHelp =
     "after one warm-up run. Token ids are random (no tokenizer involved).\n"
     "  -m, --model FILE      GGUF model file\n"
     "      --synthetic SHAPE a model of a named real shape with random weights, written through the\n"
-    "                        GGUF writer to a temporary file (tiny, tiny-qwen2, llama3.2-1b, llama2-7b,\n"
+    "                        GGUF writer to a temporary file (tiny, tiny-llama3, tiny-qwen2, llama3.2-1b, llama2-7b,\n"
     "                        llama3-8b, qwen2-0.5b)\n"
     "      --type TYPE       weights of the synthetic model: f32 f16 q8_0 q4_0 q4_1 q4_k q5_k q6_k (default q4_0)\n"
     "  -p, --n-prompt N      prompt length of the pp test (default 512; 0 = skip)\n"

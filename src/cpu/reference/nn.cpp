@@ -24,7 +24,10 @@ std::vector<double> to_doubles(const Tensor& t) {
 
 void run_rope(OpCall& call) {
   const Tensor& x = call.inputs[0];
-  const Tensor* positions = call.inputs.size() > 1 ? &call.inputs[1] : nullptr;
+  const bool has_f = call.attrs.rope_factors;  // then the freq factors are the last input
+  const Tensor* positions = call.inputs.size() > (has_f ? 2u : 1u) ? &call.inputs[1] : nullptr;
+  std::vector<double> factors;
+  if (has_f) factors = to_doubles(call.inputs.back());
   // No outputs: rope_ rotates x in place. Each row is read whole before it is written, and
   // rows do not share elements (rope_ rejects overlapping views), so aliasing is harmless.
   const Tensor& out = call.outputs.empty() ? x : call.outputs[0];
@@ -44,7 +47,8 @@ void run_rope(OpCall& call) {
                                : static_cast<double>(call.attrs.pos_offset + s);
     rot = row;
     for (int64_t i = 0; i < half; ++i) {
-      const double theta = p * freq_scale * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+      double theta = p * freq_scale * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+      if (has_f) theta /= factors[static_cast<size_t>(i)];
       const double c = std::cos(theta), sn = std::sin(theta);
       const int64_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
       rot[ia] = row[ia] * c - row[ib] * sn;
@@ -115,13 +119,19 @@ void run_kv_append(OpCall& call) {
   if (call.attrs.n_rot > 0) {
     // With RoPE (inputs {k cache, k, v cache, v, q}, Rope's attrs): exactly rope_ of q, then
     // the append of rope(k) (rounded to k's dtype, as rope_ on k would store it) and v.
+    // (With attrs.rope_factors the freq factors are inputs[5], the Rope calls' last input.)
     OpCall rq{OpKind::Rope, "rope_", {call.inputs[4]}, {}, call.attrs, 0.0, {}};
-    run_rope(rq);
     const Tensor& k = call.inputs[1];
     OpCall rk{OpKind::Rope, "rope", {k}, {Tensor::empty(k.shape(), k.dtype())}, call.attrs, 0.0, {}};
+    if (call.attrs.rope_factors) {
+      rq.inputs.push_back(call.inputs[5]);
+      rk.inputs.push_back(call.inputs[5]);
+    }
+    run_rope(rq);
     run_rope(rk);
     OpCall ap{OpKind::KVAppend, call.name, {call.inputs[0], rk.outputs[0], call.inputs[2], call.inputs[3]}, {}, call.attrs, 0.0, {}};
     ap.attrs.n_rot = 0;
+    ap.attrs.rope_factors = false;
     return run_kv_append(ap);
   }
   for (size_t i = 0; i + 1 < call.inputs.size(); i += 2) {

@@ -35,11 +35,11 @@ struct MatmulParams {
   uint32_t a_bs0, a_bs1, a_bs2, g_off;  // g_off: the prologue operand's element offset (norm weight) or delta to a (up)
   uint32_t b_bs0, b_bs1, b_bs2, eps_bits;  // eps_bits: the norm's eps as f32 bits
   // The rope_append epilogue (matmul_epi_rope_append.wgsl): cache row, q and k/v widths, head
-  // dim, rotated dims, log2(base), freq_scale.
+  // dim, rotated dims, log2(base), freq_scale, element offset of the freq factors.
   uint32_t r_pos, r_qn, r_kvn, r_hd;
   uint32_t r_nrot;
   float r_base_log2, r_freq_scale;
-  uint32_t r_pad;
+  uint32_t r_f_off;
 };
 static_assert(sizeof(MatmulParams) == 128, "must match the WGSL Params struct");
 
@@ -334,8 +334,8 @@ Support check_rope_append(const OpCall& call) {
 
 Support check_matmul(const Context& ctx, const OpCall& call) {
   const bool pro = call.attrs.prologue != OpAttrs::Prologue::None;
-  const bool epi = call.attrs.n_rot > 0;  // the rope_append epilogue: caches at inputs[2], [3]
-  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (epi ? 2 : 0) + (pro ? 1 : 0);
+  const bool epi = call.attrs.n_rot > 0;  // the rope_append epilogue: caches at inputs[2], [3][, factors at [4]]
+  const size_t n_in = 2 + (call.attrs.has_bias ? 1 : 0) + (epi ? 2 + (call.attrs.rope_factors ? 1 : 0) : 0) + (pro ? 1 : 0);
   if (call.inputs.size() != n_in || call.outputs.size() != 1)
     return Support::no("matmul takes two inputs (plus an addend, two caches and a prologue operand where flagged) and one output");
   if (epi)
@@ -409,8 +409,9 @@ void launch_matmul(Context& ctx, OpCall& call);
 // appended; one dispatch where kernels/nn.cpp's conditions hold).
 void rope_append_unfused(Context& ctx, OpCall& call) {
   Tensor& out = call.outputs[0];
-  OpCall mm{OpKind::MatMul, call.name, {call.inputs[0], call.inputs[1], call.inputs[4]}, {out}, call.attrs, 0.0, {}};
+  OpCall mm{OpKind::MatMul, call.name, {call.inputs[0], call.inputs[1], call.inputs.back()}, {out}, call.attrs, 0.0, {}};
   mm.attrs.n_rot = 0;
+  mm.attrs.rope_factors = false;
   launch_matmul(ctx, mm);
   const Tensor &kc = call.inputs[2], &vc = call.inputs[3];
   const int64_t D = kc.size(2), kvn = kc.size(1) * D, qn = out.size(1) - 2 * kvn;
@@ -418,6 +419,7 @@ void rope_append_unfused(Context& ctx, OpCall& call) {
             {kc, out.slice(1, qn, qn + kvn).view({1, kc.size(1), D}), vc,
              out.slice(1, qn + kvn, qn + 2 * kvn).view({1, kc.size(1), D}), out.slice(1, 0, qn).view({1, qn / D, D})},
             {}, call.attrs, 0.0, {}};
+  if (call.attrs.rope_factors) ap.inputs.push_back(call.inputs[4]);
   ap.attrs.prologue = OpAttrs::Prologue::None;
   ctx.run_op(ap);
 }
@@ -482,7 +484,8 @@ void launch_matmul(Context& ctx, OpCall& call) {
   // The rope_append epilogue (attrs.n_rot > 0) is fused where the fused norm applies to one
   // row whose invocations own whole interleaved rotation pairs: RB and the head dim even, the
   // normal (not neox) layout, an f32 output (the unfused q and k are f32, so the rotation sees
-  // the same values), one dispatch (no batch, N within one grid), and six storage buffers.
+  // the same values), one dispatch (no batch, N within one grid), and six storage buffers
+  // (seven with the freq factors, bound after the caches).
   // Otherwise the product, then kv_append_rope on its q, k and v columns.
   const bool epi_req = call.attrs.n_rot > 0;
   bool epi = false;
@@ -491,7 +494,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
     const uint64_t max_rows = uint64_t{l.max_compute_workgroups_per_dimension} * (vc.wg / vc.ks * vc.rb);
     epi = fuse_p && pro == OpAttrs::Prologue::RmsNorm && M == 1 && vc.rb % 2 == 0 && !call.attrs.rope_neox &&
           call.inputs[2].size(2) % 2 == 0 && dev_batch * host_batch == 1 && N <= max_rows &&
-          l.max_storage_buffers_per_shader_stage >= 6;
+          l.max_storage_buffers_per_shader_stage >= (call.attrs.rope_factors ? 7u : 6u);
     if (!epi) return rope_append_unfused(ctx, call);
   }
   if (pro_t && !fuse_p) {
@@ -593,13 +596,19 @@ void launch_matmul(Context& ctx, OpCall& call) {
   const int g_bind = fuse_c ? 4 : 3;
   v.defines.push_back({"G_DECL", fuse_p ? "@group(0) @binding(" + std::to_string(g_bind) + ") var<storage, read> g: array<f32>;" : ""});
   const int e_bind = g_bind + (fuse_p ? 1 : 0);
-  v.defines.push_back({"P_BIND", std::to_string(e_bind + (epi ? 2 : 0))});
+  const bool epi_f = epi && call.attrs.rope_factors;  // the freq factors, bound after the caches
+  v.defines.push_back({"P_BIND", std::to_string(e_bind + (epi ? 2 : 0) + (epi_f ? 1 : 0))});
   if (gemv_vec) {
     v.defines.push_back({"EPI_INC", epi ? "matmul_epi_rope_append" : "matmul_epi_store"});
     if (epi) {
       v.defines.push_back({"E_BIND", std::to_string(e_bind)});
       v.defines.push_back({"E_BIND1", std::to_string(e_bind + 1)});
       v.defines.push_back({"CACHE_F16", call.inputs[2].dtype() == DType::F16 ? "true" : "false"});
+      v.defines.push_back({"ROPE_FREQS", epi_f ? "rope_freq_buffer" : "rope_freq_none"});
+      if (epi_f) {
+        v.defines.push_back({"FREQ_BIND", std::to_string(e_bind + 2)});
+        v.defines.push_back({"FREQ_OFF", "p.r_f_off"});
+      }
     }
     v.defines.push_back({"CADD", fuse_c ? "return c[e - p.o_off + p.c_off];" : "return 0.0;"});
     v.defines.push_back({"PRO", !fuse_p ? "0" : pro == OpAttrs::Prologue::RmsNorm ? "1" : "2"});
@@ -607,7 +616,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
   }
   if (fuse_c) g_last_variant += " +c";
   if (fuse_p) g_last_variant += pro == OpAttrs::Prologue::RmsNorm ? " +norm" : " +silu_mul";
-  if (epi) g_last_variant += " +rope_append";
+  if (epi) g_last_variant += epi_f ? " +rope_append+freqs" : " +rope_append";
   const Pipeline* pipe = ctx.pipeline(v);
 
   MatmulParams base{};
@@ -639,10 +648,16 @@ void launch_matmul(Context& ctx, OpCall& call) {
     args.push_back(ctx.arg(*pro_t));
     base.g_off = static_cast<uint32_t>(pro_t->offset() - A.t.offset());
   }
+  Tensor freqs;  // kept alive until the dispatches are recorded
   if (epi) {
     const Tensor &kc = call.inputs[2], &vc_t = call.inputs[3];
     args.push_back(ctx.arg(kc, false));
     args.push_back(ctx.arg(vc_t, false));
+    if (epi_f) {
+      freqs = ctx.dense(call.inputs[4]);
+      args.push_back(ctx.arg(freqs));
+      base.r_f_off = static_cast<uint32_t>(freqs.offset());
+    }
     base.r_pos = static_cast<uint32_t>(call.attrs.pos_offset);
     base.r_hd = static_cast<uint32_t>(kc.size(2));
     base.r_kvn = static_cast<uint32_t>(kc.size(1) * kc.size(2));

@@ -63,14 +63,14 @@ void run_words(Context& ctx, ShaderVariant v, std::vector<Arg> args, const void*
 struct RopeParams {  // mirrors Params of rope.wgsl
   uint32_t n, seq, out_off, heads, d, n_rot, neox, pos_offset;
   float base_log2, freq_scale;
-  uint32_t x_off, pad0;
+  uint32_t x_off, f_off;
 };
 static_assert(sizeof(RopeParams) == 48, "RopeParams must match rope.wgsl");
 
 struct RopeInplaceParams {  // mirrors Params of rope_inplace.wgsl
   uint32_t units, upr, ppu, seq, heads, n_rot, neox, pos_offset;
   float base_log2, freq_scale;
-  uint32_t off, pad0;
+  uint32_t off, f_off;
   uint32_t st_b, st_s, st_h, st_d;
 };
 static_assert(sizeof(RopeInplaceParams) == 64, "RopeInplaceParams must match rope_inplace.wgsl");
@@ -102,9 +102,14 @@ std::string rope_inplace_blocker(const Tensor& x) {
   return "";
 }
 
+// The positions tensor of a Rope call, or null (the freq factors, when present, are last).
+const Tensor* rope_positions(const OpCall& call) {
+  return call.inputs.size() > (call.attrs.rope_factors ? 2u : 1u) ? &call.inputs[1] : nullptr;
+}
+
 Support check_rope(const Context&, const OpCall& call) {
   if (Support s = float_dtype(call.inputs[0].dtype(), "x"); !s.ok) return s;
-  if (call.inputs.size() > 1 && call.inputs[1].dtype() != DType::I32)
+  if (const Tensor* pos = rope_positions(call); pos && pos->dtype() != DType::I32)
     return Support::no("positions must be i32 on WebGPU (no 64-bit integers in WGSL)");
   if (call.attrs.pos_offset >= (int64_t{1} << 24))
     return Support::no("positions above 2^24 are not exact in f32");
@@ -125,6 +130,31 @@ void set_rope_fields(P& p, const OpAttrs& a) {
   p.freq_scale = static_cast<float>(a.scalar1);
 }
 
+// The freq factors of a rope kernel (attrs.rope_factors; rope_common's ROPE_FREQS): the
+// variant with their binding after the kernel's n_storage other storage buffers, and the
+// params after them; without factors the variant has neither the binding nor a division, so
+// it is the kernel as it was. f is the factors tensor (read in place when contiguous).
+void rope_freq_variant(ShaderVariant& v, const OpAttrs& a, size_t n_storage) {
+  v.defines.push_back({"ROPE_FREQS", a.rope_factors ? "rope_freq_buffer" : "rope_freq_none"});
+  if (a.rope_factors) {
+    v.defines.push_back({"FREQ_BIND", std::to_string(n_storage)});
+    v.defines.push_back({"FREQ_OFF", "params.f_off"});
+  }
+  v.defines.push_back({"P_BIND", std::to_string(n_storage + (a.rope_factors ? 1 : 0))});
+}
+
+// The factors (the call's last input) as the kernel reads them, appended to args after the
+// other arguments, their offset in p.f_off; undefined without factors. The caller keeps the
+// returned tensor alive until the dispatch is recorded.
+template <class P>
+Tensor bind_rope_freqs(Context& ctx, const OpCall& call, std::vector<Arg>& args, P& p) {
+  if (!call.attrs.rope_factors) return Tensor();
+  Tensor f = ctx.dense(call.inputs.back());
+  args.push_back(ctx.arg(f));
+  p.f_off = u32(f.offset());
+  return f;
+}
+
 // In place (no outputs): rotation units of one row, see rope_inplace.wgsl. f32: one pair per
 // unit. f16: a unit must own whole words: normal pairs (2i, 2i+1) are one word; neox pairs
 // (i, i + n_rot/2) take two adjacent pairs per unit when n_rot/2 is even, else the whole row.
@@ -136,7 +166,7 @@ int64_t rope_pairs_per_unit(DType t, const OpAttrs& a) {
 
 void launch_rope_inplace(Context& ctx, OpCall& call) {
   const Tensor& x = call.inputs[0];
-  const bool has_pos = call.inputs.size() > 1;
+  const bool has_pos = rope_positions(call) != nullptr;
   const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : Tensor();
   const int r = x.dim();
   const int64_t half = call.attrs.n_rot / 2;
@@ -158,11 +188,13 @@ void launch_rope_inplace(Context& ctx, OpCall& call) {
   if (p.units == 0) return;
   ShaderVariant v{"rope_inplace",
                   {{"F16", f16_flag(x.dtype())}, {"POSITIONS", has_pos ? "rope_pos_buffer" : "rope_pos_offset"}}};
+  rope_freq_variant(v, call.attrs, has_pos ? 2 : 1);
   auto [gx, gy] = ctx.grid((uint64_t{p.units} + kEw - 1) / kEw);
   Dispatch d;
   d.pipeline = ctx.pipeline(v);
   d.args = {ctx.arg(x, false)};
   if (has_pos) d.args.push_back(ctx.arg(pos));
+  const Tensor freqs = bind_rope_freqs(ctx, call, d.args, p);
   d.params = &p;
   d.params_size = sizeof p;
   d.groups_x = gx;
@@ -173,7 +205,7 @@ void launch_rope_inplace(Context& ctx, OpCall& call) {
 void launch_rope(Context& ctx, OpCall& call) {
   if (call.outputs.empty()) return launch_rope_inplace(ctx, call);
   const Tensor x = ctx.compact(call.inputs[0]);
-  const bool has_pos = call.inputs.size() > 1;
+  const bool has_pos = rope_positions(call) != nullptr;
   const Tensor pos = has_pos ? ctx.compact(call.inputs[1]) : x;
   const Tensor& y = call.outputs[0];
   const int r = x.dim();
@@ -185,7 +217,10 @@ void launch_rope(Context& ctx, OpCall& call) {
   set_rope_fields(p, call.attrs);
   p.out_off = u32(y.offset());
   ShaderVariant v{"rope", {{"F16", f16_flag(x.dtype())}, {"HAS_POS", has_pos ? "true" : "false"}}};
-  run_words(ctx, v, {ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)}, &p, sizeof p, y.offset(), y.numel(), y.dtype());
+  rope_freq_variant(v, call.attrs, 3);
+  std::vector<Arg> args{ctx.arg(x), ctx.arg(pos), ctx.arg(y, false)};
+  const Tensor freqs = bind_rope_freqs(ctx, call, args, p);
+  run_words(ctx, v, std::move(args), &p, sizeof p, y.offset(), y.numel(), y.dtype());
 }
 
 // ---------------- SiluMul ----------------
@@ -230,7 +265,7 @@ struct AppendRopeParams {  // mirrors Params of attention_kv_append_rope.wgsl
   uint32_t pos_offset;
   float base_log2, freq_scale;
   uint32_t q_off;
-  uint32_t st_s, st_h, st_d, pad0;
+  uint32_t st_s, st_h, st_d, f_off;
 };
 static_assert(sizeof(AppendRopeParams) == 80, "AppendRopeParams must match attention_kv_append_rope.wgsl");
 
@@ -238,9 +273,10 @@ static_assert(sizeof(AppendRopeParams) == 80, "AppendRopeParams must match atten
 // attrs.n_rot > 0 also q, {k cache, k src, v cache, v src, q} (KVCache::append_rope).
 Support check_kv_append(const Context&, const OpCall& call) {
   const bool rope = call.attrs.n_rot > 0;
-  if (rope ? call.inputs.size() != 5 : call.inputs.size() != 2 && call.inputs.size() != 4)
-    return Support::no("kv_append takes {cache, src}[, {cache, src}], or {k cache, k, v cache, v, q} with rope");
-  for (size_t i = 0; i + 1 < call.inputs.size(); i += 2) {
+  const size_t n_rope = 5 + (call.attrs.rope_factors ? 1 : 0);
+  if (rope ? call.inputs.size() != n_rope : call.inputs.size() != 2 && call.inputs.size() != 4)
+    return Support::no("kv_append takes {cache, src}[, {cache, src}], or {k cache, k, v cache, v, q[, freq factors]} with rope");
+  for (size_t i = 0; i + 1 < std::min<size_t>(call.inputs.size(), 4); i += 2) {
     const Tensor& cache = call.inputs[i];
     if (!cache.is_contiguous() || cache.offset() != 0) return Support::no("cache buffer must be contiguous from offset 0");
     if (Support s = float_dtype(cache.dtype(), "cache"); !s.ok) return s;
@@ -289,13 +325,21 @@ void launch_kv_append_rope(Context& ctx, OpCall& call) {
   const int64_t pos = call.attrs.pos_offset, n = ks.numel();
   const bool one = q.storage() == ks.storage() && q.storage() == vs.storage();
   const bool three = q.storage() != ks.storage() && q.storage() != vs.storage();
-  if (!whole_word_rows(kc, ks, vc, vs, pos) || !(one || three)) {
+  // Storage buffers of the one-dispatch kernel: caches, sources (q, k, v in one or three), factors.
+  const size_t n_storage = (one ? 3 : 5) + (call.attrs.rope_factors ? 1 : 0);
+  if (!whole_word_rows(kc, ks, vc, vs, pos) || !(one || three) ||
+      n_storage > ctx.limits().max_storage_buffers_per_shader_stage) {
     OpCall rq{OpKind::Rope, "rope_", {q}, {}, call.attrs, 0.0, {}};
-    launch_rope_inplace(ctx, rq);
     OpCall rk{OpKind::Rope, "rope", {ks}, {ctx.scratch(ks.shape(), ks.dtype())}, call.attrs, 0.0, {}};
+    if (call.attrs.rope_factors) {  // the Rope calls' last input, as this call's
+      rq.inputs.push_back(call.inputs[5]);
+      rk.inputs.push_back(call.inputs[5]);
+    }
+    launch_rope_inplace(ctx, rq);
     launch_rope(ctx, rk);
     OpCall ap{OpKind::KVAppend, call.name, {kc, rk.outputs[0], vc, vs}, {}, call.attrs, 0.0, {}};
     ap.attrs.n_rot = 0;
+    ap.attrs.rope_factors = false;
     return launch_kv_append(ctx, ap);
   }
   if (n == 0) return;
@@ -318,19 +362,22 @@ void launch_kv_append_rope(Context& ctx, OpCall& call) {
   p.st_s = u32(st[1]);
   p.st_h = u32(st[2]);
   p.st_d = u32(st[3]);
+  ShaderVariant v{"attention_kv_append_rope",
+                  {{"CACHE_F16", f16_flag(kc.dtype())},
+                   {"SRC_F16", f16_flag(ks.dtype())},
+                   {"Q_F16", f16_flag(q.dtype())},
+                   {"OUT_PW", std::to_string(pw)},
+                   {"SOURCES", one ? "attention_kv_rope_one" : "attention_kv_rope_three"}}};
+  rope_freq_variant(v, call.attrs, one ? 3 : 5);
   Dispatch d;
-  d.pipeline = ctx.pipeline(ShaderVariant{"attention_kv_append_rope",
-                                          {{"CACHE_F16", f16_flag(kc.dtype())},
-                                           {"SRC_F16", f16_flag(ks.dtype())},
-                                           {"Q_F16", f16_flag(q.dtype())},
-                                           {"OUT_PW", std::to_string(pw)},
-                                           {"SOURCES", one ? "attention_kv_rope_one" : "attention_kv_rope_three"}}});
+  d.pipeline = ctx.pipeline(v);
   d.args = {ctx.arg(kc, false), ctx.arg(vc, false)};
   if (one) {
     d.args.push_back(ctx.arg(q, false));
   } else {
     d.args.insert(d.args.end(), {ctx.arg(ks), ctx.arg(vs), ctx.arg(q, false)});
   }
+  const Tensor freqs = bind_rope_freqs(ctx, call, d.args, p);
   d.params = &p;
   d.params_size = sizeof p;
   auto [gx, gy] = ctx.grid((2 * uint64_t{p.words} + p.q_units + kEw - 1) / kEw);

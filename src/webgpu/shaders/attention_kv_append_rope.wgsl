@@ -8,7 +8,8 @@
 // and rounded to the source dtype before the cache dtype, as rope_ then kv_append would.
 // Defines: SRC_F16 (k, v), CACHE_F16, OUT_PW, Q_F16, SOURCES (the include that declares the
 // source bindings and params: attention_kv_rope_one when q, k and v share one buffer (the
-// fused QKV output, bound once read_write), attention_kv_rope_three otherwise).
+// fused QKV output, bound once read_write), attention_kv_rope_three otherwise), P_BIND (the
+// params binding, after the sources and rope_common's freq factors, if any).
 #include "ew_f16"
 #include "rope_common"
 
@@ -17,7 +18,7 @@ struct Params {
   q_units: u32, upr: u32, ppu: u32, q_heads: u32,
   row: u32, d: u32, n_rot: u32, neox: u32,
   pos_offset: u32, base_log2: f32, freq_scale: f32, q_off: u32,
-  st_s: u32, st_h: u32, st_d: u32, pad0: u32,
+  st_s: u32, st_h: u32, st_d: u32, f_off: u32,
 }
 
 const SRC_F16: bool = {{SRC_F16}};

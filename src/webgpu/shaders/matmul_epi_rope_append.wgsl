@@ -10,7 +10,8 @@
 // are f32, so nothing is rounded before the rotation); f16 caches get f16_bits, as
 // attention_kv_append_rope's to_cache, one whole word per pair (the pair's first element is
 // even in the cache: r_kvn and r_pos * r_kvn are even).
-// Defines: E_BIND, E_BIND1 (bindings of the K and V caches), CACHE_F16.
+// Defines: E_BIND, E_BIND1 (bindings of the K and V caches), CACHE_F16, and rope_common's
+// (ROPE_FREQS: the freq factors, when present, bound after the caches; offset p.r_f_off).
 #include "ew_f16"
 #include "rope_common"
 

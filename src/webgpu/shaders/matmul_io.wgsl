@@ -11,7 +11,7 @@ struct Params {
   b_bs0: u32, b_bs1: u32, b_bs2: u32, eps_bits: u32,
   // The rope_append epilogue of the vector gemv (matmul_epi_rope_append.wgsl); unused elsewhere.
   r_pos: u32, r_qn: u32, r_kvn: u32, r_hd: u32,
-  r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_pad: u32,
+  r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_f_off: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<{{A_ELEM}}>;

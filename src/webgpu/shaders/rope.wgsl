@@ -2,14 +2,15 @@
 // f16 (ew_f16) in and out. Entry point ew_main: one invocation per output word, so the two
 // halves of an f16 word are written by one invocation. Defines: F16 (x and y are f16),
 // OUT_PW (1 for f32, 2 for f16), HAS_POS (positions buffer bound; otherwise the launcher
-// binds x there and the position of row s is pos_offset + s).
+// binds x there and the position of row s is pos_offset + s), P_BIND (3, or 4 after the freq
+// factors at 3: see rope_common).
 #include "ew_f16"
 #include "rope_common"
 
 struct Params {
   n: u32, seq: u32, out_off: u32, heads: u32,
   d: u32, n_rot: u32, neox: u32, pos_offset: u32,
-  base_log2: f32, freq_scale: f32, x_off: u32, pad0: u32,
+  base_log2: f32, freq_scale: f32, x_off: u32, f_off: u32,
 }
 
 const F16: bool = {{F16}};
@@ -18,7 +19,7 @@ const HAS_POS: bool = {{HAS_POS}};
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read> pos: array<i32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding({{P_BIND}}) var<uniform> params: Params;
 
 fn ld_x(i: u32) -> f32 {
   if (F16) { return f16_at(x[i >> 1u], i); }

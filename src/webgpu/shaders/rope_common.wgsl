@@ -1,9 +1,12 @@
 // The RoPE angle and rotation shared by rope.wgsl, rope_inplace.wgsl and
 // attention_kv_append_rope.wgsl (included, not a kernel), so that every path rotates with the
 // same expression and gives the same bits on one adapter. Formula in docs/transformer.md.
+// Defines: ROPE_FREQS (rope_freq_none, or rope_freq_buffer with the per-frequency factors
+// f_i and its own defines), which provides rope_freq_div.
+#include "{{ROPE_FREQS}}"
 
-// theta_i = pos * freq_scale * base^(-2i / n_rot), with base^x as exp2(x * log2(base)) and
-// log2(base) computed on the host in double.
+// theta_i = pos * freq_scale * base^(-2i / n_rot) / f_i, with base^x as exp2(x * log2(base))
+// and log2(base) computed on the host in double (f_i = 1 without factors: no division at all).
 // The angle is f32, so it is off by a few ulps of itself (~3e-7 * pos * freq_scale radians;
 // the CPU reference computes it in double): docs/transformer.md gives the bound the tests use.
 // It is returned reduced modulo 2 pi to [-pi, pi] exactly (Cody-Waite: 2 pi as three parts,
@@ -12,7 +15,7 @@
 // reduce a large argument coarsely on their own (on the H200 that doubled the error at
 // position 1000).
 fn rope_theta(pos: f32, i: u32, n_rot: u32, freq_scale: f32, base_log2: f32) -> f32 {
-  let a = pos * freq_scale * exp2(-2.0 * f32(i) / f32(n_rot) * base_log2);
+  let a = rope_freq_div(pos * freq_scale * exp2(-2.0 * f32(i) / f32(n_rot) * base_log2), i);
   let k = round(a * 0.15915494);
   let kh = floor(k / 4096.0);
   let kl = k - kh * 4096.0;

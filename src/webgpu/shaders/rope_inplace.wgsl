@@ -6,14 +6,15 @@
 // half never races with a neighbour's. Dims >= n_rot are not written.
 // attention_kv_append_rope.wgsl rotates q the same way.
 // Defines: F16, POSITIONS (the include that declares the params binding and fn row_position:
-// rope_pos_buffer binds an i32 positions buffer, rope_pos_offset uses pos_offset + s).
+// rope_pos_buffer binds an i32 positions buffer, rope_pos_offset uses pos_offset + s), P_BIND
+// (the params binding: after the positions and the freq factors of rope_common, if any).
 #include "ew_f16"
 #include "rope_common"
 
 struct Params {
   units: u32, upr: u32, ppu: u32, seq: u32,
   heads: u32, n_rot: u32, neox: u32, pos_offset: u32,
-  base_log2: f32, freq_scale: f32, off: u32, pad0: u32,
+  base_log2: f32, freq_scale: f32, off: u32, f_off: u32,
   st_b: u32, st_s: u32, st_h: u32, st_d: u32,
 }
 
