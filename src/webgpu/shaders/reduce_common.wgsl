@@ -106,21 +106,6 @@ fn wg_reduce(op: u32, v: f32, lid: u32) -> f32 {
   return r;
 }
 
-// RMSNorm without overflow (docs/semantics.md): the sum of squares runs over x / scale, with
-// scale = max|x| of the row when that exceeds 1 (else 1, so tiny rows keep eps exact), and
-// 1 / sqrt(mean(x^2) + eps) = 1 / (scale * sqrt(mean((x/scale)^2) + eps / scale^2)). So
-// rms_norm([3e19, 1, 1, 1]) is finite, as on the CPU (which sums in double). An infinite
-// element counts as 1 (inf / inf): the row's factor is then 0 (finite x -> 0, inf -> NaN),
-// and a NaN anywhere makes the row NaN, both as the CPU's unscaled formula gives.
-fn rms_scale(maxabs: f32) -> f32 { return select(1.0, maxabs, maxabs > 1.0); }
-fn rms_scaled(v: f32, scale: f32) -> f32 {
-  if ((bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u) { return 1.0; }
-  return v / scale;
-}
-fn rms_inv(ss_scaled: f32, n: f32, eps: f32, scale: f32) -> f32 {
-  return 1.0 / (scale * sqrt(ss_scaled / n + eps / scale / scale));
-}
-
 fn wg_sum(v: f32, lid: u32) -> f32 { return wg_reduce(0u, v, lid); }
 fn wg_max(v: f32, lid: u32) -> f32 { return wg_reduce(2u, v, lid); }
 
@@ -139,6 +124,14 @@ fn wg_argmax(v: f32, i: u32, lid: u32) -> u32 {
   let r = red_u[0];
   workgroupBarrier();
   return r;
+}
+
+// Softmax rows that are NaN as a whole (docs/semantics.md, as the CPU reference): a NaN or +inf
+// element, or every element -inf. By bit tests on the row's max m and sum s of exp(x - m)
+// (the subgroup max may drop a NaN that the sum still carries), not by NaN arithmetic that a
+// compiler may assume away.
+fn softmax_row_nan(m: f32, s: f32) -> bool {
+  return (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u || is_nan(s);
 }
 
 // Online softmax state (running max m, sum s of exp(x - m)). s == 0 marks a state that has

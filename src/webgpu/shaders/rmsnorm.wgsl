@@ -3,6 +3,7 @@
 // launcher binds x at binding 1 so the layout stays fixed.
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 
 const HAS_W: bool = {{HAS_W}};
 

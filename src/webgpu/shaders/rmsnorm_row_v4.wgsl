@@ -3,6 +3,7 @@
 // Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 #include "reduce_rowred"
 
 const HAS_W: bool = {{HAS_W}};
