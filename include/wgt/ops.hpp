@@ -110,6 +110,7 @@ Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b);
 // rms_norm(x, weight, eps) @ w^T: the normalization fused into the product where the backend
 // can (the WebGPU small-M matvec normalizes x while staging it, so a transformer decode step
 // saves the norm's dispatch), else the norm and then the product. weight: [K] of x's dtype.
+// Same definition as the pair, huge rows included (docs/semantics.md, "Normalization").
 Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps = 1e-6);
 // [c +] silu_mul(gate, up) @ w^T (the SwiGLU down projection, with the residual c): fused on
 // WebGPU like rms_norm_matmul_t (silu(gate) * up computed while staging x), else silu_mul then
@@ -118,12 +119,16 @@ Tensor silu_mul_matmul_t(const Tensor& gate, const Tensor& up, const Tensor& w,
                          const std::optional<Tensor>& c = std::nullopt);
 
 // ---- normalization / softmax ----
+// A row with a NaN or +inf entry, or with every entry -inf, is all NaN on every backend; -inf
+// entries of other rows give 0 (log_softmax: -inf) (docs/semantics.md).
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Over the last dim: x / sqrt(mean(x^2) + eps) * weight (weight optional, shape [D]). No
 // overflow for finite x on any backend (rms_norm([3e19, 1, 1, 1]) is finite; docs/semantics.md).
 Tensor rms_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt, double eps = 1e-6);
 // Over the last dim: (x - mean) / sqrt(var + eps) * weight + bias (both optional, shape [D]).
+// No overflow for finite x (layer_norm([1e38, -1e38, 0]) is [1.22, -1.22, 0]); an inf or NaN
+// element makes the row NaN (docs/semantics.md).
 Tensor layer_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
 
