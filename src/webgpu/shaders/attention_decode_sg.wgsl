@@ -140,9 +140,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let sv = s[u * G + h];
         let pv = select(0.0, exp(sv - m[h]), sv > NEG_LIMIT);
         l[h] += pv;
-        // Weight 0 (excluded, or a clamped row past j_end): v is not added, so a NaN there stays out.
-        for (var t = 0u; t < NQ; t++) {
-          acc[h * NQ + t] += select(vec4<f32>(0.0), pv * widen(vw[u * NV + t / PER], t), pv != 0.0);
+        // Weight 0 (excluded, or a clamped row past j_end): v is not added, so a NaN there stays
+        // out. One test per key and head (the lanes of a group share pv), not per slice.
+        if (pv != 0.0) {
+          for (var t = 0u; t < NQ; t++) { acc[h * NQ + t] += pv * widen(vw[u * NV + t / PER], t); }
         }
       }
     }
