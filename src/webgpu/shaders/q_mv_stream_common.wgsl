@@ -30,7 +30,8 @@
 // block's values, so every x value of a row is loaded (xload) by exactly one lane of each warp:
 // xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
 // warp's lanes are reduced along with the row sums, and the stored sums are scaled by
-// 1 / sqrt(sum / K + eps). Defines NORM, G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
+// 1 / sqrt(sum / K + eps) (a sum that overflows f32 is redone scaled: out_scale). Defines NORM,
+// G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
 // SILU (silu_mul_qmatmul_t): x is the gate and xload returns silu(gate) * up, up bound in g's
 // place (binding 3, params.g_off4 its vec4 offset). Define SILU.
 // ADD: a residual c added as y is stored. Defines ADD, C_DECL (cadd and fn addend).
