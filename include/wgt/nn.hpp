@@ -60,7 +60,9 @@ void rope_(Tensor& x, const Tensor& positions, const RopeConfig& cfg = {});
 // n_heads and query head h uses kv head h / (n_heads / n_kv_heads) (grouped-query attention).
 //   out[i, h] = sum_j softmax_j(scale * q[i,h].k[j,g] + mask[i, j]) v[j, g]
 // Causal: the queries are the LAST q_len positions of the kv sequence, so query i sees keys
-// j <= kv_len - q_len + i (needs kv_len >= q_len). A row whose every score is -inf gives 0.
+// j <= kv_len - q_len + i (needs kv_len >= q_len). A row whose every score is -inf gives 0;
+// a NaN or +inf score (NaN in q, a visible k or the mask) makes that (query, head) row NaN; a
+// key of weight 0 does not read its v (docs/semantics.md, on every backend).
 // q may have another float dtype than k/v (e.g. f32 queries over an f16 cache); the output
 // has q's dtype and shape.
 struct AttnConfig {

@@ -31,7 +31,7 @@ Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
-Tensor tanh(const Tensor& x);
+Tensor tanh(const Tensor& x);  // relative accuracy near 0 (tanh(1e-10) = 1e-10), NaN -> NaN
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 enum class GeluApprox { Erf, Tanh };
@@ -66,8 +66,10 @@ inline Tensor operator-(const Tensor& a) { return neg(a); }
 
 // cond (Bool) ? a : b, all three broadcast together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// Conversion between any two dtypes (float->int truncates toward zero; ->Bool is x != 0;
-// complex->real takes the real part).
+// Conversion between any two dtypes (float->int truncates toward zero and saturates to the
+// target's range, NaN -> 0; ->Bool is x != 0, NaN -> true; int->int wraps; f32->f16/bf16
+// rounds to nearest even, overflow -> inf; complex->real takes the real part). Every
+// backend: docs/semantics.md.
 Tensor cast(const Tensor& x, DType dtype);
 
 // ---- creation ----
@@ -108,6 +110,7 @@ Tensor addmm_t(const Tensor& c, const Tensor& a, const Tensor& b);
 // rms_norm(x, weight, eps) @ w^T: the normalization fused into the product where the backend
 // can (the WebGPU small-M matvec normalizes x while staging it, so a transformer decode step
 // saves the norm's dispatch), else the norm and then the product. weight: [K] of x's dtype.
+// Same definition as the pair, huge rows included (docs/semantics.md, "Normalization").
 Tensor rms_norm_matmul_t(const Tensor& x, const Tensor& weight, const Tensor& w, double eps = 1e-6);
 // [c +] silu_mul(gate, up) @ w^T (the SwiGLU down projection, with the residual c): fused on
 // WebGPU like rms_norm_matmul_t (silu(gate) * up computed while staging x), else silu_mul then
@@ -116,11 +119,16 @@ Tensor silu_mul_matmul_t(const Tensor& gate, const Tensor& up, const Tensor& w,
                          const std::optional<Tensor>& c = std::nullopt);
 
 // ---- normalization / softmax ----
+// A row with a NaN or +inf entry, or with every entry -inf, is all NaN on every backend; -inf
+// entries of other rows give 0 (log_softmax: -inf) (docs/semantics.md).
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
-// Over the last dim: x / sqrt(mean(x^2) + eps) * weight (weight optional, shape [D]).
+// Over the last dim: x / sqrt(mean(x^2) + eps) * weight (weight optional, shape [D]). No
+// overflow for finite x on any backend (rms_norm([3e19, 1, 1, 1]) is finite; docs/semantics.md).
 Tensor rms_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt, double eps = 1e-6);
 // Over the last dim: (x - mean) / sqrt(var + eps) * weight + bias (both optional, shape [D]).
+// No overflow for finite x (layer_norm([1e38, -1e38, 0]) is [1.22, -1.22, 0]); an inf or NaN
+// element makes the row NaN (docs/semantics.md).
 Tensor layer_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
 
@@ -129,7 +137,9 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 // Copying slice (the view is Tensor::slice).
 Tensor slice_copy(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
 // Selects entries along `axis` by integer (I32/I64) indices of any shape:
-// out.shape = x.shape[:axis] + idx.shape + x.shape[axis+1:]. Indices out of range -> OutOfRange.
+// out.shape = x.shape[:axis] + idx.shape + x.shape[axis+1:]. Indices out of range (negative
+// included) -> OutOfRange naming the op: at once on the CPU; on a device at the next read-back
+// or synchronize (the kernel flags it; docs/semantics.md). Same for gather.
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& indices);
 // torch.gather: out[i..][j][k..] = x[i..][idx[i..][j][k..]][k..]; idx has x's rank.
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& indices);

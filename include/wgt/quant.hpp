@@ -77,7 +77,8 @@ Tensor dequantize(const QTensor& w);
 // block at a time (never materialized as f32).
 Tensor qmatmul_t(const Tensor& x, const QTensor& w);
 // qmatmul_t(rms_norm(x, weight, eps), w): on WebGPU for f32 x (and weight) the decode matvec
-// normalizes x while loading it (no norm kernel of its own); otherwise the two ops.
+// normalizes x while loading it (no norm kernel of its own); otherwise the two ops. Same
+// definition either way, huge rows included (docs/semantics.md, "Normalization").
 Tensor rms_norm_qmatmul_t(const Tensor& x, const Tensor& weight, const QTensor& w, double eps = 1e-6);
 // c + qmatmul_t(x, w), c f32 with the product's shape [..., N] (a residual): on WebGPU the
 // decode matvec (M <= 4) adds c as it stores y (no add kernel of its own); otherwise the two ops.

@@ -135,6 +135,17 @@ class Context {
 
   // Identity of the runtime instance that owns this context's buffers (DeviceBackend::domain()).
   virtual uint64_t buffer_domain() const = 0;
+
+  // The device status word (docs/semantics.md): a kernel that meets data it cannot handle
+  // and cannot throw for (an index out of range) atomicOr's `bit` into word 0 of `arg` (bound
+  // read_write, as array<atomic<u32>>). The backend reads the word back with the next read or
+  // synchronize, in the same submission and wait (no wait of its own), and then throws
+  // OutOfRange naming `op`. Asking for the flag arms that check.
+  struct StatusFlag {
+    Arg arg;
+    uint32_t bit;
+  };
+  virtual StatusFlag status_flag(const char* op) = 0;
 };
 
 // ---- kernel registry ----

@@ -154,7 +154,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   register_quant_kernels(registry_);
   arena_capacity_ = kArenaBytes;
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
-  sync_src_ = create_buffer(*dev_, usage::CopySrc | usage::CopyDst, 4, "webgpu");
+  make_status();
   sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");
   if (*s.webgpu_profile) {
     // An env switch should not take the device away: without the feature, say so and go on.
@@ -178,12 +178,14 @@ WebGPUBackend::~WebGPUBackend() {
   const Procs& p = dev_->p();
   batch_.reset();
   drop_bind_groups();
+  status_.reset();
+  if (status_pool_) status_pool_->detach();
   for (auto& [k, pl] : pipelines_) {
     p.BindGroupLayoutRelease(pl->layout);
     if (pl->pipeline_layout) p.PipelineLayoutRelease(pl->pipeline_layout);
     p.ComputePipelineRelease(pl->pipeline);
   }
-  for (Buffer b : {arena_, staging_, sync_src_, sync_dst_, query_resolve_, query_read_})
+  for (Buffer b : {arena_, staging_, sync_dst_, query_resolve_, query_read_})
     if (b) p.BufferRelease(b);
   if (query_set_) p.QuerySetRelease(query_set_);
   pool_->detach();  // tensors that outlive the backend release their handles directly
@@ -316,12 +318,15 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   dev_->check("read");
   const size_t begin = offset & ~size_t{3};
   const size_t size = round_up(offset + nbytes, 4) - begin;
+  // The status word rides behind the data when a kernel may have set it (see status_flag).
+  const bool with_status = status_armed_;
+  const size_t mapped = size + (with_status ? 4 : 0);
   // Small reads reuse one staging buffer; large ones use a temporary one, so no big
   // allocation outlives the read (it would count against the memory budget).
   constexpr size_t kKeepStaging = 64 * 1024;
   Buffer staging = staging_;
-  if (size > staging_size_) {
-    if (size <= kKeepStaging) {
+  if (mapped > staging_size_) {
+    if (mapped <= kKeepStaging) {
       if (staging_) dev_->p().BufferRelease(staging_);
       staging_ = nullptr;
       staging_size_ = 0;
@@ -329,7 +334,7 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
       staging_size_ = kKeepStaging;
       staging = staging_;
     } else {
-      staging = create_buffer(*dev_, usage::MapRead | usage::CopyDst, size, "read");
+      staging = create_buffer(*dev_, usage::MapRead | usage::CopyDst, mapped, "read");
     }
   }
   struct TempRelease {
@@ -342,12 +347,13 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
   if (batch_) {
     // The copy rides at the end of the recorded batch: a step of work plus the read of its
     // result is one submission and one wait.
-    const TailCopy tail{buf, begin, staging, size};
+    const TailCopy tail{buf, begin, staging, size, with_status};
     flush_with(&tail);
   } else {
     CommandEncoderDescriptor ed;
     CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
     p.CommandEncoderCopyBufferToBuffer(enc, buf, begin, staging, 0, size);
+    if (with_status) p.CommandEncoderCopyBufferToBuffer(enc, status_handle(), 0, staging, size, 4);
     CommandBufferDescriptor cd;
     CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
     p.QueueSubmit(dev_->queue(), 1, &cb);
@@ -356,7 +362,8 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
     ++stats_.submits;
     in_flight_->submitted(0, size, "read");
   }
-  map_read(staging, size, offset - begin, dst, nbytes, "read", [&] {
+  uint32_t status = 0;
+  map_read(staging, mapped, offset - begin, dst, nbytes, "read", [&] {
     // A map still pending on the kept staging buffer would poison the next read: drop it
     // (releasing aborts the map) and let the next read create a fresh one.
     if (staging == staging_) {
@@ -364,11 +371,12 @@ void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size
       staging_ = nullptr;
       staging_size_ = 0;
     }
-  });
+  }, with_status ? &status : nullptr);
+  if (with_status) check_status(status, "read");
 }
 
 void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst, size_t n, const char* op,
-                             const std::function<void()>& on_wait_error) {
+                             const std::function<void()>& on_wait_error, uint32_t* last_word) {
   const Procs& p = dev_->p();
   struct R { MapAsyncStatus st = MapAsyncStatus::Error; std::string msg; } r;
   BufferMapCallbackInfo mi;
@@ -394,6 +402,7 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
   // Copy out and unmap before anything can throw: a buffer left mapped fails the next map.
   const void* mapped = p.BufferGetConstMappedRange(buf, 0, size);
   if (mapped) std::memcpy(dst, static_cast<const uint8_t*>(mapped) + off, n);
+  if (mapped && last_word) std::memcpy(last_word, static_cast<const uint8_t*>(mapped) + size - 4, 4);
   p.BufferUnmap(buf);
   if (!mapped) throw_error(ErrorKind::RuntimeState, op, "wgpuBufferGetConstMappedRange returned null");
   dev_->check(op);
@@ -406,7 +415,9 @@ void WebGPUBackend::wait_idle(const char* op) {
   if (!sync_dst_) sync_dst_ = create_buffer(*dev_, usage::MapRead | usage::CopyDst, 4, "webgpu");  // see below
   CommandEncoderDescriptor ed;
   CommandEncoder enc = p.DeviceCreateCommandEncoder(dev_->handle(), &ed);
-  p.CommandEncoderCopyBufferToBuffer(enc, sync_src_, 0, sync_dst_, 0, 4);
+  // The copied word is the status word (status_flag): this wait reads it back for free.
+  const bool with_status = status_armed_;
+  p.CommandEncoderCopyBufferToBuffer(enc, status_handle(), 0, sync_dst_, 0, 4);
   CommandBufferDescriptor cd;
   CommandBuffer cb = p.CommandEncoderFinish(enc, &cd);
   p.QueueSubmit(dev_->queue(), 1, &cb);
@@ -426,7 +437,10 @@ void WebGPUBackend::wait_idle(const char* op) {
     sync_dst_ = nullptr;
     throw;
   }
+  uint32_t status = 0;
+  if (const void* m = p.BufferGetConstMappedRange(sync_dst_, 0, 4)) std::memcpy(&status, m, 4);
   p.BufferUnmap(sync_dst_);
+  if (with_status) check_status(status, op);
 }
 
 void WebGPUBackend::synchronize() {
@@ -705,6 +719,7 @@ void WebGPUBackend::flush_with(const TailCopy* tail) {
     p.CommandEncoderCopyBufferToBuffer(b->encoder, query_resolve_, 0, query_read_, 0, uint64_t{8} * n_queries);
   }
   if (tail) p.CommandEncoderCopyBufferToBuffer(b->encoder, tail->src, tail->src_off, tail->dst, 0, tail->size);
+  if (tail && tail->status) p.CommandEncoderCopyBufferToBuffer(b->encoder, status_handle(), 0, tail->dst, tail->size, 4);
   CommandBufferDescriptor cd;
   CommandBuffer cb = p.CommandEncoderFinish(b->encoder, &cd);
   // The arena is written once per batch; queue order puts it before this submission.

@@ -84,6 +84,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   Tensor scratch(const Shape& shape, DType dtype) override;
   void run_op(OpCall& call) override;
   uint64_t buffer_domain() const override { return domain_; }
+  StatusFlag status_flag(const char* op) override;  // webgpu_status.cpp
 
   // ---- introspection ----
   const DawnDevice& dawn() const { return *dev_; }
@@ -135,13 +136,16 @@ class WebGPUBackend final : public DeviceBackend, public Context {
     uint64_t src_off;
     api::Buffer dst;
     uint64_t size;
+    bool status = false;  // also copy the status word to dst at offset `size`
   };
   void flush_with(const TailCopy* tail);
   // Maps the first `size` bytes of a MapRead buffer, waits, copies n bytes from `off` to dst
   // and unmaps; typed errors for a failed map. on_wait_error runs when the wait itself throws
   // (timeout, lost device), before the error propagates: the map may still be pending then.
+  // With `last_word`, the mapped range's last 4 bytes (a status word copied behind the data)
+  // are stored there too.
   void map_read(api::Buffer buf, size_t size, size_t off, void* dst, size_t n, const char* op,
-                const std::function<void()>& on_wait_error);
+                const std::function<void()>& on_wait_error, uint32_t* last_word = nullptr);
   void wait_idle(const char* op);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
   void drop_bind_groups();
@@ -184,7 +188,17 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   size_t arena_capacity_ = 0;
   api::Buffer staging_ = nullptr;
   size_t staging_size_ = 0;
-  api::Buffer sync_src_ = nullptr, sync_dst_ = nullptr;
+  api::Buffer sync_dst_ = nullptr;
+
+  // Device status word (webgpu_status.cpp): bit k set by a kernel of op status_ops_[k].
+  // status_armed_: a kernel that may set it ran since the word was last read back.
+  void make_status();
+  void check_status(uint32_t word, const char* op);  // throws OutOfRange when word != 0
+  std::shared_ptr<BufferPool> status_pool_;
+  std::shared_ptr<DeviceBuffer> status_;
+  api::Buffer status_handle() const;
+  std::vector<std::string> status_ops_;
+  bool status_armed_ = false;
 
   // Profiling: one query set of 2 * timed_capacity() timestamps (begin, end per dispatch),
   // resolved into query_resolve_ and copied to query_read_ (MapRead) at each flush. One set

@@ -269,6 +269,30 @@ TEST_F(FastVsRef, RmsNormAndLayerNorm) {
   check("ln empty", [&] { return layer_norm(empty); }, 0.0);
 }
 
+// Rows whose f32 moments overflow (|x| ~ 1e19 squared, 1e38 of both signs summed or centered),
+// constant huge rows, and inf / NaN rows: the fast norms give the reference's (double) answer
+// (docs/semantics.md), also through the fused rms_norm_matmul_t.
+TEST_F(FastVsRef, NormsHugeAndSpecialRows) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> heads = {{3e19f, 1, 1, 1}, {1e38f, -1e38f, 0, 0}, {3e38f, 3e38f, -3e38f, 2},
+                                                 {1e30f, 1e30f, 1e30f, 1e30f}, {inf, 1, 2, 3}, {NAN, 1, 2, 3},
+                                                 {-2e19f, 5e18f, 1e19f, -7}};
+  for (int64_t n : {4, 37, 1031}) {
+    // Each row: its pattern repeated over the row (the constant row stays constant).
+    std::vector<float> v;
+    for (const auto& h : heads)
+      for (int64_t i = 0; i < n; ++i) v.push_back(h[i % 4]);
+    const int64_t rows = static_cast<int64_t>(heads.size());
+    Tensor x = F(v, {rows, n});
+    Tensor w = randn({n}, 160 + n), b = randn({n}, 170 + n);
+    const std::string s = "n=" + std::to_string(n);
+    check(("rms huge " + s).c_str(), [&] { return rms_norm(x, w, 1e-6); }, 1e-5);
+    check(("ln huge " + s).c_str(), [&] { return layer_norm(x, w, b, 1e-5); }, 1e-5);
+    Tensor m = randn({5, n}, 180 + n, DType::F32, 0.1);
+    check(("rms_norm_matmul_t huge " + s).c_str(), [&] { return rms_norm_matmul_t(x, w, m, 1e-6); }, 1e-4);
+  }
+}
+
 TEST_F(FastVsRef, MatmulShapesLayoutsAndDtypes) {
   struct Case { int64_t M, K, N; };
   const Case cases[] = {{1, 1, 1}, {7, 33, 1}, {1, 33, 7}, {33, 7, 33}, {64, 1031, 9}};

@@ -219,6 +219,21 @@ TEST_F(Elementwise, CastDefinedOnEdgeValues) {
   EXPECT_EQ(vals(cast(c, DType::Bool)), (std::vector<double>{1, 1, 0}));
 }
 
+// i64 compares and min/max in exact int64 (docs/semantics.md), not through double, which
+// cannot tell 2^53 + 1 from 2^53; an i32 operand is widened exactly; a float operand makes
+// the comparison a float one (the promoted dtype).
+TEST_F(Elementwise, Int64ComparisonsAreExact) {
+  const int64_t big = (int64_t{1} << 53), mx = INT64_MAX, mn = INT64_MIN;
+  Tensor a = I64({big + 1, mx, mn, mx - 1, -1}, {5}), b = I64({big, mx - 1, mn + 1, mx, 0}, {5});
+  EXPECT_EQ(vals(eq(a, b)), (std::vector<double>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(vals(lt(a, b)), (std::vector<double>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(maximum(a, b).to_vector<int64_t>(), (std::vector<int64_t>{big + 1, mx, mn + 1, mx, 0}));
+  EXPECT_EQ(minimum(a, b).to_vector<int64_t>(), (std::vector<int64_t>{big, mx - 1, mn, mx - 1, -1}));
+  Tensor c = I32({INT32_MAX, INT32_MIN, -1, 0, 7}, {5});
+  EXPECT_EQ(vals(lt(c, I64({int64_t{INT32_MAX} + 1, int64_t{INT32_MIN} - 1, -1, 0, 8}, {5}))),
+            (std::vector<double>{1, 0, 0, 0, 1}));
+}
+
 TEST_F(Elementwise, CastHalfRounding) {
   // f16: 1 + 2^-11 is a tie between 1 and 1 + 2^-10 -> rounds to even (1); 1 + 3*2^-11 -> up.
   Tensor x = D({1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11), 65504, 65520, 1e-8, std::ldexp(1.0, -24)}, {6});

@@ -43,6 +43,7 @@ Tensor random_host(const Shape& shape, const Input& in, std::mt19937& rng) {
     if (!is_floating(in.dtype)) v = std::round(v);
     if (in.dtype == DType::Bool) v = rng() & 1;
     if (in.specials && is_floating(in.dtype) && rng() % 5 == 0) v = specials[rng() % 7];
+    if (!in.values.empty()) v = in.values[static_cast<size_t>(i) % in.values.size()];
     put(d, in.dtype, i, v);
   }
   return t;

@@ -27,6 +27,9 @@ struct Input {
   View view = View::Contiguous;
   double lo = -2.0, hi = 2.0;  // uniform random values in [lo, hi] (integers are rounded)
   bool specials = false;       // sprinkle NaN, +-inf, +-0 and large values (floating dtypes)
+  // Edge cases: when non-empty, element i of the underlying host tensor is values[i % size]
+  // (converted to the dtype like a host store), replacing the random values.
+  std::vector<double> values{};
 };
 
 struct Tolerance {

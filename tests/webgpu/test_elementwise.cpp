@@ -2,7 +2,9 @@
 // arange, random) against the CPU reference, through the harness in conformance.hpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "conformance.hpp"
 
@@ -113,6 +115,42 @@ TEST(WebGPUElementwise, Unary) {
   run_all(cases);
 }
 
+// Edge values of every float unary op (docs/semantics.md): NaN propagates, tanh and the other
+// odd functions keep their relative accuracy near 0 (tanh(1e-10) = 1e-10), overflow gives inf,
+// large |x| saturates. Both the f32 vec4 path (contiguous, multiple of 4) and the general path
+// (a strided view), and f16. The tolerance is relative (plus the f32 subnormal range, which a
+// device may flush), so a wrong tiny result fails.
+TEST(WebGPUElementwise, UnaryEdgeValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<double> values = {nan, inf, -inf, 0.0, -0.0, 1e-10, -1e-10, 1e-30, -3e-5, 2e-3, 0.2, -0.2499,
+                                      0.25, 0.3, -0.7, 1.0, -2.5, 9.0, -10.0, 20.0, -20.0, 88.0, 89.0, -88.0,
+                                      -89.0, 100.0, -100.0, 1e4, -1e4, 3e38, -3e38, 0.5};
+  std::vector<double> moderate;  // sin/cos: device accuracy is only specified for |x| <= pi-ish
+  for (double v : values)
+    if (!(std::fabs(v) > 100.0)) moderate.push_back(v);
+  std::vector<Case> cases;
+  for (int o = 0; o <= static_cast<int>(UnaryOp::Silu); ++o) {
+    const auto op = static_cast<UnaryOp>(o);
+    const bool trig = op == UnaryOp::Sin || op == UnaryOp::Cos;
+    for (DType t : {DType::F32, DType::F16})
+      for (View v : {View::Contiguous, View::Sliced}) {
+        Case c{std::string("unary_edge/") + unary_op_name(op) + "/" + dtype_name(t) + (v == View::Sliced ? "/sliced" : "/vec4"),
+               OpKind::Unary, unary_op_name(op)};
+        c.attrs.unary = op;
+        c.inputs = {{{64}, t, v}};
+        c.inputs[0].values = trig ? moderate : values;
+        c.out_shape = {64};
+        c.out_dtype = t;
+        c.tol = t == DType::F16 ? tol_for(t) : Tolerance{1e-10, 1e-35, 2e-6};
+        // erf is a 1.5e-7 (absolute) approximation; gelu-tanh's 1 + tanh cancels for x < 0;
+        // sin/cos builtins are absolute-accurate.
+        if (t == DType::F32 && (op == UnaryOp::GeluErf || op == UnaryOp::GeluTanh || trig)) c.tol.abs = 2e-6;
+        cases.push_back(c);
+      }
+  }
+  run_all(cases);
+}
+
 TEST(WebGPUElementwise, Binary) {
   std::vector<Case> cases;
   struct Pair {
@@ -198,6 +236,33 @@ TEST(WebGPUElementwise, WhereAndCast) {
       c.out_dtype = to;
       c.tol = {0, 0, 0};  // conversions are exactly specified
       cases.push_back(c);
+    }
+  run_all(cases);
+}
+
+// Casts of edge values (docs/semantics.md): float -> integer truncates and saturates, NaN -> 0;
+// -> bool is x != 0 with NaN true; f32 -> f16/bf16 overflows to inf; integer -> integer wraps.
+TEST(WebGPUElementwise, CastEdgeValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<double> fvals = {nan, -nan, inf, -inf, 0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 254.9, 255.0,
+                                     255.5, 256.0, 300.0, -1.0, -256.0, 1e5, -1e5, 65504.0, 65520.0, 1e9, 2147483520.0,
+                                     2147483648.0, -2147483648.0, 3e9, -3e9, 1e20, -1e20, 3e38, -3e38, 1e-30};
+  const std::vector<double> ivals = {0, 1, -1, 127, 128, 255, 256, 257, -255, -256, 65535, 65536, 16777217,
+                                     -16777217, 2147483647, -2147483647, 100000, -100000};
+  std::vector<Case> cases;
+  for (DType from : {DType::F32, DType::F16, DType::BF16, DType::I32})
+    for (DType to : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U8, DType::Bool}) {
+      if (from == to) continue;
+      for (View v : {View::Contiguous, View::Sliced}) {
+        Case c{std::string("cast_edge/") + dtype_name(from) + "->" + dtype_name(to) + (v == View::Sliced ? "/sliced" : ""),
+               OpKind::Cast, "cast"};
+        c.inputs = {{{3, 37}, from, v}};
+        c.inputs[0].values = from == DType::I32 ? ivals : fvals;
+        c.out_shape = {3, 37};
+        c.out_dtype = to;
+        c.tol = {0, 0, 0};
+        cases.push_back(c);
+      }
     }
   run_all(cases);
 }

@@ -206,25 +206,58 @@ TEST_F(WebGpuIndex, SubWordOutputsAtOddOffsetsKeepGuards) {
   }
 }
 
-// The front-end cannot see device-resident index values; the kernel must stay in bounds and
-// write zeros for invalid indices (documented behavior of the GPU path).
-TEST_F(WebGpuIndex, OutOfRangeIndicesNeverReadOrWriteOutOfBounds) {
+// The front-end cannot see device-resident index values: the kernel stays in bounds, writes
+// zeros for invalid indices and sets the op's bit in the device status word, so the next read
+// (the wait that follows anyway) throws OutOfRange naming the op, once (docs/semantics.md).
+TEST_F(WebGpuIndex, OutOfRangeIndicesNeverReadOrWriteOutOfBoundsAndRaiseAtRead) {
   Tensor x = ints({4, 3}, DType::F32, 70, kGpu);
-  Tensor idx = indices({1, -1, 4, 1LL << 33, 3}, {5}, DType::I64, kGpu);
-  OpCall s{OpKind::IndexSelect, "index_select", {x, idx}, {}, {}};
-  s.attrs.axis = 0;
-  std::vector<uint8_t> out = run_guarded(s, {5, 3}, DType::F32, 4);
-  ASSERT_EQ(out.size(), 5u * 3 * 4);
-  std::vector<float> got(15);
-  std::memcpy(got.data(), out.data(), out.size());
-  std::vector<double> xv = host_values(x);
-  for (int j = 0; j < 3; ++j) {
-    EXPECT_EQ(got[0 * 3 + j], xv[1 * 3 + j]);
-    EXPECT_EQ(got[1 * 3 + j], 0.0f) << "negative index";
-    EXPECT_EQ(got[2 * 3 + j], 0.0f) << "index == size";
-    EXPECT_EQ(got[3 * 3 + j], 0.0f) << "index >= 2^32";
-    EXPECT_EQ(got[4 * 3 + j], xv[3 * 3 + j]);
+  for (const char* name : {"index_select", "gather"}) {
+    SCOPED_TRACE(name);
+    const bool sel = std::string(name) == "index_select";
+    Tensor idx = sel ? indices({1, -1, 4, 1LL << 33, 3}, {5}, DType::I64, kGpu)
+                     : indices({1, -1, 4, 1LL << 33, 3}, {5, 1}, DType::I64, kGpu).expand({5, 3}).contiguous();
+    OpCall s{sel ? OpKind::IndexSelect : OpKind::Gather, name, {x, idx}, {}, {}};
+    s.attrs.axis = 0;
+    DeviceBackend* gpu = Runtime::get().webgpu_backend(0);
+    ASSERT_NE(gpu, nullptr);
+    Tensor out = Tensor::empty({5, 3}, DType::F32, kGpu);
+    s.outputs = {out};
+    gpu->execute(s);
+    std::vector<float> got(15);
+    try {
+      out.copy_to_host(got.data(), got.size() * 4);
+      ADD_FAILURE() << "no OutOfRange at the read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::OutOfRange) << e.what();
+      EXPECT_EQ(e.op(), name) << e.what();
+    }
+    // Reported once: the word is cleared, and the data (zeros for the bad rows) reads back.
+    out.copy_to_host(got.data(), got.size() * 4);
+    std::vector<double> xv = host_values(x);
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_EQ(got[0 * 3 + j], xv[1 * 3 + j]);
+      EXPECT_EQ(got[1 * 3 + j], 0.0f) << "negative index";
+      EXPECT_EQ(got[2 * 3 + j], 0.0f) << "index == size";
+      EXPECT_EQ(got[3 * 3 + j], 0.0f) << "index >= 2^32";
+      EXPECT_EQ(got[4 * 3 + j], xv[3 * 3 + j]);
+    }
   }
+  // i32 indices through the public op, reported at synchronize() when nothing is read.
+  Tensor bad = indices({0, 7}, {2}, DType::I32, kGpu);
+  use(PolicyMode::Auto);
+  Tensor y = index_select(x, 1, bad);
+  try {
+    Runtime::get().webgpu_backend(0)->synchronize();
+    ADD_FAILURE() << "no OutOfRange at synchronize";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfRange) << e.what();
+    EXPECT_EQ(e.op(), "index_select") << e.what();
+  }
+  EXPECT_NO_THROW(Runtime::get().webgpu_backend(0)->synchronize());
+  // In-range indices leave no trace: the next op's result reads back normally.
+  Tensor ok = index_select(x, 0, indices({3, 0}, {2}, DType::I32, kGpu));
+  EXPECT_EQ(host_values(ok), (std::vector<double>{host_values(x)[9], host_values(x)[10], host_values(x)[11],
+                                                  host_values(x)[0], host_values(x)[1], host_values(x)[2]}));
 }
 
 }  // namespace

@@ -751,7 +751,7 @@ TEST_F(QuantWebGPU, DequantizeMatchesCpuEveryFormat) {
     }
 }
 
-TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
+TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRowsAndOutOfRange) {
   for (QType t : kAll) {
     const QTensor table = qrand(t, 9, 256, 41);
     const Tensor ids = Tensor::from_vector(std::vector<int64_t>{8, 0, 3, 3, 5, 1}, {2, 3});
@@ -769,9 +769,19 @@ TEST_F(QuantWebGPU, GetRowsMatchesCpuAndBadDeviceIdsGiveNanRows) {
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::OutOfRange);
     }
-    // device ids are not read back: an out-of-range one yields a NaN row, the others are exact
+    // device ids are not read back before the op: an out-of-range one yields a NaN row and
+    // OutOfRange at the next read (the device status word); the other rows are exact
     const Tensor dev_ids = Tensor::from_vector(std::vector<int32_t>{2, 99, -1}, {3}).to(Device::webgpu());
-    const auto r = get_rows(tg, dev_ids).cpu().to_vector<float>();
+    const Tensor rg = get_rows(tg, dev_ids);
+    std::vector<float> r(3 * 256);
+    try {
+      rg.copy_to_host(r.data(), r.size() * 4);
+      ADD_FAILURE() << qtype_name(t) << ": no OutOfRange at the read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::OutOfRange) << e.what();
+      EXPECT_EQ(e.op(), "get_rows") << e.what();
+    }
+    rg.copy_to_host(r.data(), r.size() * 4);  // reported once; the data reads back
     const auto row2 = get_rows(table, Tensor::from_vector(std::vector<int32_t>{2}, {1})).to_vector<float>();
     for (int c = 0; c < 256; ++c) {
       EXPECT_NEAR(r[c], row2[c], 1e-6f * std::max(1.f, std::fabs(row2[c]))) << qtype_name(t) << " " << c;

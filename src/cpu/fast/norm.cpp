@@ -56,6 +56,28 @@ float row_max(const float* x, int64_t n) {
   return m;  // NaN entries are skipped here; they still poison the row through exp/sum.
 }
 
+// The row's mean and sum of squares around it (centered: layer_norm; else around 0), in
+// double as the reference computes them. row_moments' f32 lanes overflow for |x| above ~1e19
+// (squares) or ~1e38 (sums): a row whose blocked moments are not finite (that, or an inf /
+// NaN element) is redone here, so finite huge rows give the reference's answer
+// (docs/semantics.md) while ordinary rows keep the vectorized pass.
+void row_stats(const float* x, int64_t n, bool centered, double* mean, double* sumsq) {
+  double s, q;
+  row_moments(x, n, 0.0f, &s, &q);
+  if (std::isfinite(s) && std::isfinite(q)) {
+    *mean = s / static_cast<double>(n);
+    if (centered) row_moments(x, n, static_cast<float>(*mean), &s, &q);  // no cancellation
+    if (std::isfinite(q)) { *sumsq = q; return; }
+  }
+  s = 0.0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  const double mu = centered ? s / static_cast<double>(n) : 0.0;
+  q = 0.0;
+  for (int64_t i = 0; i < n; ++i) q += (x[i] - mu) * (x[i] - mu);
+  *mean = s / static_cast<double>(n);
+  *sumsq = q;
+}
+
 // Processes each row in f32: for f32 the kernel reads x and writes y directly; for 16-bit
 // dtypes the row is staged in per-thread buffers.
 template <typename RowFn>
@@ -138,10 +160,13 @@ bool try_rms_norm(OpCall& call) {
   if (x.numel() == 0) return true;
   const double eps = at.eps;
   for_each_row(x, y, D, 16384, [&](const float* in, float* out) {
-    double s, q;
-    row_moments(in, D, 0.0f, &s, &q);
-    const float r = static_cast<float>(1.0 / std::sqrt(q / static_cast<double>(D) + eps));
-    if (w.empty()) for (int64_t i = 0; i < D; ++i) out[i] = in[i] * r;
+    double mean, q;
+    row_stats(in, D, false, &mean, &q);
+    const double inv = 1.0 / std::sqrt(q / static_cast<double>(D) + eps);
+    const float r = static_cast<float>(inv);
+    if (!(q < 1e70)) {  // r below the f32 normal range (|x| near 1e38): scale in double
+      for (int64_t i = 0; i < D; ++i) out[i] = static_cast<float>(in[i] * inv * (w.empty() ? 1.0f : w[i]));
+    } else if (w.empty()) for (int64_t i = 0; i < D; ++i) out[i] = in[i] * r;
     else for (int64_t i = 0; i < D; ++i) out[i] = in[i] * r * w[i];
   });
   return true;
@@ -161,14 +186,16 @@ bool try_layer_norm(OpCall& call) {
   if (x.numel() == 0) return true;
   const double eps = at.eps;
   for_each_row(x, y, D, 16384, [&](const float* in, float* out) {
-    double s, q;
-    row_moments(in, D, 0.0f, &s, &q);
-    const float mean = static_cast<float>(s / static_cast<double>(D));
-    // Second pass around the mean: no cancellation for large-offset data.
-    row_moments(in, D, mean, &s, &q);
-    const float r = static_cast<float>(1.0 / std::sqrt(q / static_cast<double>(D) + eps));
+    double mean_d, q;
+    row_stats(in, D, true, &mean_d, &q);
+    const float mean = static_cast<float>(mean_d);
+    const double inv = 1.0 / std::sqrt(q / static_cast<double>(D) + eps);
+    const float r = static_cast<float>(inv);
+    // |x - mean| <= sqrt(q): below 1e35 neither x - mean nor r leaves the f32 normal range;
+    // wider rows (|x| near 1e38 of both signs, where x - mean overflows f32) go in double.
+    const bool wide = !(q < 1e70);
     for (int64_t i = 0; i < D; ++i) {
-      float v = (in[i] - mean) * r;
+      float v = wide ? static_cast<float>((in[i] - mean_d) * inv) : (in[i] - mean) * r;
       if (!w.empty()) v *= w[i];
       if (!b.empty()) v += b[i];
       out[i] = v;

@@ -17,7 +17,7 @@ constexpr uint32_t kWG = 256;
 struct IndexParams {
   uint32_t shape[8], sa[8], sb[8];
   uint32_t rank, numel, x_off, y_off;
-  uint32_t b_off, ax_stride, ax_size, pad0;
+  uint32_t b_off, ax_stride, ax_size, flag;
 };
 static_assert(sizeof(IndexParams) == 128, "IndexParams must match the WGSL struct");
 
@@ -169,9 +169,12 @@ void launch_gather(Context& ctx, OpCall& call) {
   p.b_off = u32(idx.offset());
   p.ax_stride = u32(x.strides()[ax]);
   p.ax_size = u32(x.size(ax));
+  if (p.numel == 0) return;  // no index is read: nothing to flag (and no check armed)
+  const Context::StatusFlag st = ctx.status_flag(call.name.c_str());
+  p.flag = st.bit;
   ShaderVariant v{"gather",
                   {{"EB", std::to_string(dtype_size(x.dtype()))}, {"IW", idx.dtype() == DType::I64 ? "2" : "1"}}};
-  run(ctx, v, {ctx.arg(x), ctx.arg(idx), ctx.arg(y, false)}, p);
+  run(ctx, v, {ctx.arg(x), ctx.arg(idx), ctx.arg(y, false), st.arg}, p);
 }
 
 }  // namespace

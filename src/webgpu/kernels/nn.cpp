@@ -425,7 +425,8 @@ struct AttnParams {  // mirrors AttnParams of attention_common.wgsl
   uint32_t chunk, q_off, k_off, v_off;
   uint32_t m_off;
   float scale;
-  uint32_t pad0, pad1;
+  uint32_t inf_bits = 0x7f800000u;  // the shaders' inf / NaN (attention_common.wgsl)
+  uint32_t pad1;
 };
 static_assert(sizeof(AttnParams) == 64, "AttnParams must match attention_common.wgsl");
 

@@ -66,7 +66,7 @@ static_assert(sizeof(QDeqParams) == 16, "QDeqParams must match the WGSL Params l
 
 // Mirrors `struct Params` of shaders/q_get_rows.wgsl.
 struct QGetRowsParams {
-  uint32_t n_ids, cols, row_bytes, rows, nan_bits, pad0, pad1, pad2;
+  uint32_t n_ids, cols, row_bytes, rows, nan_bits, flag, pad1, pad2;
 };
 static_assert(sizeof(QGetRowsParams) == 32, "QGetRowsParams must match the WGSL Params layout");
 
@@ -634,7 +634,9 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), 0}, [&] {
     return ShaderVariant{"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", kernels_for(t).decode}}};
   });
-  d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false)};
+  const Context::StatusFlag st = ctx.status_flag(c.name.c_str());
+  p.flag = st.bit;
+  d.args = {ctx.arg(w, true), ctx.arg(ids, true), ctx.arg(y, false), st.arg};
   d.params = &p;
   d.params_size = sizeof p;
   auto [gx, gy] = ctx.grid((threads + 63) / 64);

@@ -70,7 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var dot = 0.0;
         for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[(e % T) * DS + d]; }
         if (p.has_mask != 0u) { dot += ld_m(p.m_off + qi * p.lk + j); }
-        sv = max(dot, NEG_BIG);
+        sv = attn_score(dot);
       }
       sc[e] = sv;
     }
@@ -101,7 +101,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let r = e / D;
       let d = e % D;
       var a = acc[e] * corr[r];
-      for (var c = 0u; c < T; c++) { a += sc[r * T + c] * vs[c * DS + d]; }
+      for (var c = 0u; c < T; c++) {
+        let w = sc[r * T + c];
+        a += select(0.0, w * vs[c * DS + d], w != 0.0);  // weight 0: a NaN in v stays out
+      }
       acc[e] = a;
     }
   }

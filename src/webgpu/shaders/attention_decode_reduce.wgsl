@@ -75,12 +75,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   red[lid] = total;
   total = reduce_red(lid, false);
+  // A split whose running max is the +inf marker saw a NaN / +inf score: the row is NaN.
+  let bad = attn_poisoned(mx);
   let inv = select(0.0, 1.0 / total, total > 0.0);
   red[lid] = a;
   workgroupBarrier();
   if (sl == 0u && d < D) {
     var sum = 0.0;
     for (var j = 0u; j < SL; j++) { sum += red[j * DB + dl]; }
-    store_o(row * D + d, sum * inv);
+    store_o(row * D + d, select(sum * inv, attn_nan(), bad));
   }
 }

@@ -121,8 +121,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var sd = 0.0;
         for (var t = 0u; t < NQ; t++) { sd += dot(qr[h * NQ + t], widen(kw[u * NV + t / PER], t)); }
         for (var o = 1u; o < L; o <<= 1u) { sd += subgroupShuffleXor(sd, o); }
-        // A -inf mask gives -inf here, clamped to NEG_BIG: excluded, never inf - inf.
-        s[u * G + h] = select(NEG_BIG, max(sd + mv, NEG_BIG), vis);
+        // A -inf mask gives -inf here, clamped to NEG_BIG: excluded, never inf - inf; NaN and
+        // +inf become the +inf row marker (attn_score).
+        s[u * G + h] = select(NEG_BIG, attn_score(sd + mv), vis);
       }
     }
     // Online softmax; the accumulator is rescaled only when the running max grows.
@@ -139,7 +140,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let sv = s[u * G + h];
         let pv = select(0.0, exp(sv - m[h]), sv > NEG_LIMIT);
         l[h] += pv;
-        for (var t = 0u; t < NQ; t++) { acc[h * NQ + t] += pv * widen(vw[u * NV + t / PER], t); }
+        // Weight 0 (excluded, or a clamped row past j_end): v is not added, so a NaN there stays
+        // out. One test per key and head (the lanes of a group share pv), not per slice.
+        if (pv != 0.0) {
+          for (var t = 0u; t < NQ; t++) { acc[h * NQ + t] += pv * widen(vw[u * NV + t / PER], t); }
+        }
       }
     }
   }

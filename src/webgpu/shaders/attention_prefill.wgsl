@@ -70,7 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var dot = 0.0;
         for (var d = 0u; d < D; d++) { dot += qs[r * DS + d] * ks[c * DS + d]; }
         if (p.has_mask != 0u) { dot += ld_m(p.m_off + qi * p.lk + j); }
-        sv = max(dot, NEG_BIG);
+        sv = attn_score(dot);
       }
       sc[r * BK + c] = sv;
     }
@@ -88,9 +88,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (sv > NEG_LIMIT) {
           let pv = exp(sv - m_new);
           l += pv;
-          for (var t = 0u; t < DPT; t++) {
-            let d = lane + t * TPR;
-            if (d < D) { acc[t] += pv * vs[c * DS + d]; }
+          if (pv != 0.0) {  // weight 0: v is not read (a NaN there stays out)
+            for (var t = 0u; t < DPT; t++) {
+              let d = lane + t * TPR;
+              if (d < D) { acc[t] += pv * vs[c * DS + d]; }
+            }
           }
         }
       }
@@ -99,9 +101,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   if (qi >= p.lq) { return; }
   // A row that saw no key (all masked) stays 0, as in the reference.
+  // A NaN / +inf score (running max +inf) gives a NaN row.
   let inv = select(0.0, 1.0 / l, l > 0.0);
+  let bad = attn_poisoned(m);
   for (var t = 0u; t < DPT; t++) {
     let d = lane + t * TPR;
-    if (d < D) { store_o((qi * p.heads + h) * D + d, acc[t] * inv); }
+    if (d < D) { store_o((qi * p.heads + h) * D + d, select(acc[t] * inv, attn_nan(), bad)); }
   }
 }

@@ -51,9 +51,22 @@ fn bf16_bits(f: f32) -> u32 {
 fn st_f32_f32(v: f32) -> u32 { return bitcast<u32>(v); }
 fn st_f16_f32(v: f32) -> u32 { return f16_bits(v); }
 fn st_bf16_f32(v: f32) -> u32 { return bf16_bits(v); }
-fn st_i32_f32(v: f32) -> u32 { return bitcast<u32>(i32(trunc(v))); }
-fn st_u8_f32(v: f32) -> u32 { return u32(i32(trunc(v))) & 0xffu; }
-fn st_bool_f32(v: f32) -> u32 { return select(0u, 1u, v != 0.0); }
+// float -> integer: truncate toward zero, saturate to the target's range, NaN -> 0 (the
+// semantics of docs/semantics.md, shared with the CPU). Spelled out because WGSL leaves the
+// conversion of NaN undefined (lavapipe gives INT_MIN) and the u8 store would wrap.
+fn st_i32_f32(v: f32) -> u32 {
+  if (is_nan(v)) { return 0u; }
+  if (v >= 2147483648.0) { return 0x7fffffffu; }
+  if (v <= -2147483648.0) { return 0x80000000u; }
+  return bitcast<u32>(i32(trunc(v)));
+}
+fn st_u8_f32(v: f32) -> u32 {
+  if (is_nan(v)) { return 0u; }
+  return u32(clamp(trunc(v), 0.0, 255.0));
+}
+// NaN is truthy (C++, numpy): the test is on the bits because drivers may fold v != 0.0 into
+// an ordered compare, which is false for NaN.
+fn st_bool_f32(v: f32) -> u32 { return select(0u, 1u, v != 0.0 || is_nan(v)); }
 fn st_f32_i32(v: i32) -> u32 { return bitcast<u32>(f32(v)); }
 fn st_f16_i32(v: i32) -> u32 { return f16_bits(f32(v)); }
 fn st_bf16_i32(v: i32) -> u32 { return bf16_bits(f32(v)); }
@@ -69,8 +82,23 @@ fn erf_f32(x: f32) -> f32 {
   let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-a * a);
   return select(y, -y, x < 0.0);
 }
-// tanh clamped: some drivers compute tanh via exp and return NaN for large |x|.
-fn tanh_f32(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
+// tanh, accurate to a few ulp relative everywhere and NaN-propagating. Not the builtin:
+// drivers compute it as (e^2x - 1) / (e^2x + 1), which loses every digit near 0 (lavapipe:
+// tanh(1e-10) = 2.98e-8), may return NaN for large |x| and maps NaN to -1 after a clamp.
+// |x| < 0.25: the odd Taylor series to x^11 (truncation < 1e-9 relative); else
+// (1 - e) / (1 + e) with e = exp(-2|x|) <= 0.61, which has no cancellation and tends to 1.
+fn tanh_f32(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  let a = abs(x);
+  if (a < 0.25) {
+    let x2 = x * x;
+    let p = (((((-1382.0 / 155925.0) * x2 + 62.0 / 2835.0) * x2 - 17.0 / 315.0) * x2 + 2.0 / 15.0) * x2 - 1.0 / 3.0) * x2;
+    return x + x * p;
+  }
+  let e = exp(-2.0 * a);
+  let t = (1.0 - e) / (1.0 + e);
+  return select(t, -t, x < 0.0);
+}
 fn sigmoid_f32(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
 // relu on the bits: the NVIDIA compiler turns select(x, 0.0, x < 0.0) into max(x, 0.0), which
 // drops NaN (seen on the H200); negative non-NaN values (sign set, magnitude <= inf) become 0.

@@ -8,7 +8,7 @@ struct IndexParams {
   sa: array<vec4<u32>, 2>,     // source (x) strides, elements
   sb: array<vec4<u32>, 2>,     // concat: destination strides; gather: index strides
   rank: u32, numel: u32, x_off: u32, y_off: u32,
-  b_off: u32, ax_stride: u32, ax_size: u32, pad0: u32,
+  b_off: u32, ax_stride: u32, ax_size: u32, flag: u32,  // flag: gather's status bit
 }
 
 const WG: u32 = 256u;

@@ -1,8 +1,9 @@
-// LayerNorm over the last dim of a strided tensor, one workgroup per row: mean, then the
-// centered variance (two-pass, for accuracy), then y = (x - mean) / sqrt(var + eps) * w + b.
+// LayerNorm over the last dim of a strided tensor, one workgroup per row: max|x|, the mean, then
+// the centered variance (two-pass, for accuracy), then y = (x - mean) / sqrt(var + eps) * w + b.
 // Defines: ENABLE, T, HAS_W, HAS_B (missing operands are bound to x by the launcher).
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 
 const HAS_W: bool = {{HAS_W}};
 const HAS_B: bool = {{HAS_B}};
@@ -22,17 +23,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ob = p.out_off + row_out_off(row);
   let is = p.istride[0].x;
   let n = f32(p.n_red);
+  // Statistics of u = x / scale (norm_scale: no f32 overflow for finite x), so four passes:
+  // max|x|, mean(u), the centered variance of u, the output (u - mean) / sqrt(var + eps/scale^2).
+  var m = 0.0;
+  for (var r = lid; r < p.n_red; r += WG) { m = nmax(m, abs(f32(x[ib + r * is]))); }
+  let scale = norm_scale(wg_max(m, lid));
+  let u0 = f32(x[ib]) / scale;  // the pivot (norm_scale.wgsl); mean is that of u - u0
   var s = 0.0;
-  for (var r = lid; r < p.n_red; r += WG) { s += f32(x[ib + r * is]); }
+  for (var r = lid; r < p.n_red; r += WG) { s += f32(x[ib + r * is]) / scale - u0; }
   let mean = wg_sum(s, lid) / n;
   var q = 0.0;
   for (var r = lid; r < p.n_red; r += WG) {
-    let d = f32(x[ib + r * is]) - mean;
+    let d = (f32(x[ib + r * is]) / scale - u0) - mean;
     q += d * d;
   }
-  let inv = inverseSqrt(wg_sum(q, lid) / n + p.eps);
+  let inv = ln_inv(wg_sum(q, lid) / n, p.eps, scale);
   for (var r = lid; r < p.n_red; r += WG) {
-    var o = (f32(x[ib + r * is]) - mean) * inv;
+    var o = ((f32(x[ib + r * is]) / scale - u0) - mean) * inv;
     if (HAS_W) { o *= f32(w[p.w_off + r * p.w_stride]); }
     if (HAS_B) { o += f32(b[p.b_off + r * p.b_stride]); }
     y[ob + r] = {{T}}(o);

@@ -1,8 +1,9 @@
 // LayerNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight/bias contiguous),
-// one workgroup per row held in registers: read once, mean, centered variance, write.
+// one workgroup per row held in registers: read once, max|x|, mean, centered variance, write.
 // Defines: ENABLE, T, HAS_W, HAS_B, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 #include "reduce_rowred"
 
 const HAS_W: bool = {{HAS_W}};
@@ -26,15 +27,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n4 = p.n_red / 4u;
   let n = f32(p.n_red);
   var v: array<vec4<f32>, CACHE>;
-  var s = 0.0;
+  var m = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {
       v[c] = vec4<f32>(x[ib + i]);
+      let a = abs(v[c]);
+      m = nmax(m, nmax(nmax(a.x, a.y), nmax(a.z, a.w)));
+    }
+  }
+  // Statistics of u = x / scale (norm_scale: no f32 overflow for finite x).
+  let scale = norm_scale(row_reduce(2u, m, lid, sgs, sgl, 0u));
+  let u0 = f32(x[ib].x) / scale;  // the pivot (norm_scale.wgsl); mean is that of u - u0
+  var s = 0.0;
+  for (var c = 0u; c < CACHE; c++) {
+    if (lid + c * WG < n4) {
+      v[c] = v[c] / scale - vec4<f32>(u0);
       s += (v[c].x + v[c].y) + (v[c].z + v[c].w);
     }
   }
-  let mean = row_reduce(0u, s, lid, sgs, sgl, 0u) / n;
+  let mean = row_reduce(0u, s, lid, sgs, sgl, 1u) / n;
   var q = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     if (lid + c * WG < n4) {
@@ -42,7 +54,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       q += dot(v[c], v[c]);
     }
   }
-  let inv = inverseSqrt(row_reduce(0u, q, lid, sgs, sgl, 1u) / n + p.eps);
+  let inv = ln_inv(row_reduce(0u, q, lid, sgs, sgl, 0u) / n, p.eps, scale);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {

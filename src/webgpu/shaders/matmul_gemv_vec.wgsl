@@ -19,7 +19,7 @@
 // part of every chunk, so the sums cover all of K); after the K loop a workgroup reduction
 // gives 1 / sqrt(mean(a^2) + eps) per A row, which scales the row's dot products. A f32 only
 // (the launcher's condition), so the values equal those of the separate rms_norm up to the
-// order of the f32 sums.
+// order of the f32 sums (a sum of squares that overflows is redone scaled: row_rinv).
 // EPI_INC, the epilogue: matmul_epi_store (each sum stored) or matmul_epi_rope_append (MR = 1,
 // RB even: the invocation keeps its RB sums and hands them over as row pairs (n, n + 1), see
 // that file: RoPE of q and k, K and V appended to the KV cache).
@@ -43,6 +43,7 @@ const PRO: u32 = {{PRO}}u;
 const NORM: bool = PRO == 1u;
 
 #include "matmul_io"
+#include "norm_scale"
 
 fn lda1(i: u32) -> f32 { return f32({{LDA1}}); }
 // ldb8(i): B elements i..i+7 (i % 8 == 0) as two vec4<f32>; ldb1(i): element i.
@@ -60,6 +61,23 @@ var<workgroup> red: array<f32, WG>;
 var<workgroup> rinv: array<f32, MR>;  // NORM: 1 / rms of each A row
 const NS: u32 = min(WG, 16u);  // NORM: first-level summers (WG is a power of two)
 var<workgroup> red2: array<f32, NS>;
+
+// 1 / rms of the A row at arow from its plain sum of squares t. That sum overflows f32 for
+// |a| above ~1e19: then (rare, so the staging loop stays as it is) the row's statistics are
+// redone here scaled by max|a| (norm_scale), the definition of the standalone rms_norm.
+fn row_rinv(t: f32, arow: u32) -> f32 {
+  let eps = bitcast<f32>(p.eps_bits);
+  if (ssq_finite(t)) { return inverseSqrt(t / f32(p.K) + eps); }
+  var mx = 0.0;
+  for (var k = 0u; k < p.K; k++) { mx = max(mx, abs(lda1(arow + k * p.a_ks))); }  // NaN: reaches ss
+  let scale = rms_scale(mx);
+  var ss = 0.0;
+  for (var k = 0u; k < p.K; k++) {
+    let u = rms_scaled(lda1(arow + k * p.a_ks), scale);
+    ss += u * u;
+  }
+  return rms_inv(ss, f32(p.K), eps, scale);
+}
 
 fn out_scale(m: u32) -> f32 {
   if (NORM) { return rinv[m]; }
@@ -172,7 +190,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (lid == 0u) {
         var t = 0.0;
         for (var j = 0u; j < NS; j++) { t += red2[j]; }
-        rinv[m] = inverseSqrt(t / f32(p.K) + bitcast<f32>(p.eps_bits));
+        rinv[m] = row_rinv(t, a_base + m * p.a_ms);
       }
     }
     workgroupBarrier();

@@ -30,7 +30,8 @@
 // block's values, so every x value of a row is loaded (xload) by exactly one lane of each warp:
 // xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
 // warp's lanes are reduced along with the row sums, and the stored sums are scaled by
-// 1 / sqrt(sum / K + eps). Defines NORM, G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
+// 1 / sqrt(sum / K + eps) (a sum that overflows f32 is redone scaled: out_scale). Defines NORM,
+// G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
 // SILU (silu_mul_qmatmul_t): x is the gate and xload returns silu(gate) * up, up bound in g's
 // place (binding 3, params.g_off4 its vec4 offset). Define SILU.
 // ADD: a residual c added as y is stored. Defines ADD, C_DECL (cadd and fn addend).
@@ -49,6 +50,7 @@ struct Params {
 @group(0) @binding({{P_BIND}}) var<uniform> params: Params;  // 3, + 1 after g, + 1 after cadd
 
 #include "q_bytes"
+#include "norm_scale"
 
 const LANES: u32 = 32u;
 const ROWS: u32 = {{ROWS}}u;
@@ -94,9 +96,29 @@ fn xload(i: u32) -> vec4<f32> {
 fn lane_sum(acc: array<f32, ROWS>, r: u32) -> f32 {
   return select(ssq, acc[min(r, ROWS - 1u)], r < ROWS);
 }
-// The factor of a warp's stored sums, from the warp's reduced ssq.
+// The factor of a warp's stored sums, from the warp's reduced ssq. A plain sum of squares
+// overflows f32 for |x| above ~1e19: then (rare, so the hot loop stays as it is) the storing
+// lane redoes its row's statistics scaled by max|x| (norm_scale), the definition of the
+// standalone rms_norm.
 fn out_scale(sq: f32) -> f32 {
-  if (NORM) { return inverseSqrt(sq / f32(params.k) + bitcast<f32>(params.eps_bits)); }
+  if (NORM) {
+    let eps = bitcast<f32>(params.eps_bits);
+    if (ssq_finite(sq)) { return inverseSqrt(sq / f32(params.k) + eps); }
+    let b = params.x_off4 + xrow;
+    var mx = 0.0;
+    for (var j = 0u; j < params.k / 4u; j = j + 1u) {
+      let a = abs(x[b + j]);
+      mx = max(mx, max(max(a.x, a.y), max(a.z, a.w)));  // a NaN here still reaches ss below
+    }
+    let scale = rms_scale(mx);
+    var ss = 0.0;
+    for (var j = 0u; j < params.k / 4u; j = j + 1u) {
+      let v = x[b + j];
+      let u = vec4<f32>(rms_scaled(v.x, scale), rms_scaled(v.y, scale), rms_scaled(v.z, scale), rms_scaled(v.w, scale));
+      ss = ss + dot(u, u);
+    }
+    return rms_inv(ss, f32(params.k), eps, scale);
+  }
   return 1.0;
 }
 

@@ -126,6 +126,14 @@ fn wg_argmax(v: f32, i: u32, lid: u32) -> u32 {
   return r;
 }
 
+// Softmax rows that are NaN as a whole (docs/semantics.md, as the CPU reference): a NaN or +inf
+// element, or every element -inf. By bit tests on the row's max m and sum s of exp(x - m)
+// (the subgroup max may drop a NaN that the sum still carries), not by NaN arithmetic that a
+// compiler may assume away.
+fn softmax_row_nan(m: f32, s: f32) -> bool {
+  return (bitcast<u32>(m) & 0x7f800000u) == 0x7f800000u || is_nan(s);
+}
+
 // Online softmax state (running max m, sum s of exp(x - m)). s == 0 marks a state that has
 // seen no finite-or-+inf element; it is skipped so exp(-inf - -inf) never poisons the sum.
 fn ms_combine(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {

@@ -1,8 +1,9 @@
-// RMSNorm over the last dim of a strided tensor, one workgroup per row (two passes over the
+// RMSNorm over the last dim of a strided tensor, one workgroup per row (three passes over the
 // row): y = x / sqrt(mean(x^2) + eps) * w. Defines: ENABLE, T, HAS_W. Without a weight the
 // launcher binds x at binding 1 so the layout stays fixed.
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 
 const HAS_W: bool = {{HAS_W}};
 
@@ -19,13 +20,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ib = p.in_off + row_in_off(row);
   let ob = p.out_off + row_out_off(row);
   let is = p.istride[0].x;
+  // Three passes: max|x|, the sum of squares scaled by it (no overflow: rms_inv), the output.
+  var m = 0.0;
+  for (var r = lid; r < p.n_red; r += WG) { m = nmax(m, abs(f32(x[ib + r * is]))); }
+  let scale = rms_scale(wg_max(m, lid));
   var ss = 0.0;
   for (var r = lid; r < p.n_red; r += WG) {
-    let v = f32(x[ib + r * is]);
+    let v = rms_scaled(f32(x[ib + r * is]), scale);
     ss += v * v;
   }
   ss = wg_sum(ss, lid);
-  let inv = inverseSqrt(ss / f32(p.n_red) + p.eps);
+  let inv = rms_inv(ss, f32(p.n_red), p.eps, scale);
   for (var r = lid; r < p.n_red; r += WG) {
     var o = f32(x[ib + r * is]) * inv;
     if (HAS_W) { o *= f32(w[p.w_off + r * p.w_stride]); }

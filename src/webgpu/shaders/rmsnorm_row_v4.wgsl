@@ -3,6 +3,7 @@
 // Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
 {{ENABLE}}
 #include "reduce_common"
+#include "norm_scale"
 #include "reduce_rowred"
 
 const HAS_W: bool = {{HAS_W}};
@@ -23,16 +24,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ob = (p.out_off + row_out_off(row)) / 4u;
   let n4 = p.n_red / 4u;
   var v: array<vec4<f32>, CACHE>;
-  var ss = 0.0;
+  var m = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {
       v[c] = vec4<f32>(x[ib + i]);
-      ss += dot(v[c], v[c]);
+      let a = abs(v[c]);
+      m = nmax(m, nmax(nmax(a.x, a.y), nmax(a.z, a.w)));
     }
   }
-  ss = row_reduce(0u, ss, lid, sgs, sgl, 0u);
-  let inv = inverseSqrt(ss / f32(p.n_red) + p.eps);
+  // The sum of squares scaled by max|x| (rms_inv in reduce_common: no overflow).
+  let scale = rms_scale(row_reduce(2u, m, lid, sgs, sgl, 0u));
+  var ss = 0.0;
+  for (var c = 0u; c < CACHE; c++) {
+    let i = lid + c * WG;
+    if (i < n4) {
+      let q = vec4<f32>(rms_scaled(v[c].x, scale), rms_scaled(v[c].y, scale), rms_scaled(v[c].z, scale),
+                        rms_scaled(v[c].w, scale));
+      ss += dot(q, q);
+    }
+  }
+  ss = row_reduce(0u, ss, lid, sgs, sgl, 1u);
+  let inv = rms_inv(ss, f32(p.n_red), p.eps, scale);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {

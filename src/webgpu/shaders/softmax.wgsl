@@ -24,11 +24,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m = st.x;
   let inv = 1.0 / st.y;
   let ls = log(st.y);
+  let bad = softmax_row_nan(m, st.y);
   for (var r = lid; r < p.n_red; r += WG) {
     let v = f32(x[ib + r * is]);
     var o: f32;
     // (v - m) first, as in the reference: exact for close values, so large logits keep precision.
     if (LOG) { o = (v - m) - ls; } else { o = exp(v - m) * inv; }
-    y[ob + r * p.out_istride] = {{T}}(o);
+    y[ob + r * p.out_istride] = {{T}}(select(o, p.qnan, bad));
   }
 }

@@ -45,13 +45,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   s = row_reduce(0u, s, lid, sgs, sgl, 1u);
   let inv = 1.0 / s;
   let ls = log(s);
+  let bad = softmax_row_nan(m, s);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {
       var o: vec4<f32>;
       // v[c] holds x - m (log) or exp(x - m).
       if (LOG) { o = v[c] - vec4<f32>(ls); } else { o = v[c] * inv; }
-      y[ob + i] = vec4<{{T}}>(o);
+      y[ob + i] = vec4<{{T}}>(select(o, vec4<f32>(p.qnan), bad));
     }
   }
 }
