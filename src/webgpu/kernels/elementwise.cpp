@@ -204,8 +204,8 @@ const char* unary_f32(UnaryOp op) {
     case UnaryOp::Log: return "select(log(x), nan_f32(), x < 0.0)";
     case UnaryOp::Sqrt: return "select(sqrt(x), nan_f32(), x < 0.0)";
     case UnaryOp::Rsqrt: return "select(inverseSqrt(x), nan_f32(), x < 0.0)";
-    case UnaryOp::Sin: return "sin(x)";
-    case UnaryOp::Cos: return "cos(x)";
+    case UnaryOp::Sin: return "sin(reduce_2pi(x))";  // exact reduction first (angle_reduce.wgsl)
+    case UnaryOp::Cos: return "cos(reduce_2pi(x))";
     case UnaryOp::Tanh: return "tanh_f32(x)";
     case UnaryOp::Sigmoid: return "sigmoid_f32(x)";
     case UnaryOp::Relu: return "relu_f32(x)";

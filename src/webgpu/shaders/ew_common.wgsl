@@ -2,6 +2,7 @@
 // kernels/elementwise.cpp), strided offsets, and dtype loads/stores on u32 words.
 // Sub-word dtypes (f16, bf16, u8, bool) live packed in array<u32>: element i is slot
 // i % per_word of word i / per_word. Computation happens in f32 (floats) or i32 (integers).
+#include "angle_reduce"
 
 struct Params {
   n: u32,                                  // output elements

@@ -4,26 +4,17 @@
 // Defines: ROPE_FREQS (rope_freq_none, or rope_freq_buffer with the per-frequency factors
 // f_i and its own defines), which provides rope_freq_div.
 #include "{{ROPE_FREQS}}"
+#include "angle_reduce"
 
 // theta_i = pos * freq_scale * base^(-2i / n_rot) / f_i, with base^x as exp2(x * log2(base))
 // and log2(base) computed on the host in double (f_i = 1 without factors: no division at all).
 // The angle is f32, so it is off by a few ulps of itself (~3e-7 * pos * freq_scale radians;
 // the CPU reference computes it in double): docs/transformer.md gives the bound the tests use.
-// It is returned reduced modulo 2 pi to [-pi, pi] exactly (Cody-Waite: 2 pi as three parts,
-// the first two of 12 significant bits, and k < 2^24 split into two 12-bit halves, so every
-// product is exact whether or not a compiler fuses it into an fma), because a GPU's sin / cos
-// reduce a large argument coarsely on their own (on the H200 that doubled the error at
-// position 1000).
+// It is returned reduced modulo 2 pi to [-pi, pi] exactly (angle_reduce.wgsl), because a GPU's
+// sin / cos reduce a large argument coarsely on their own (on the H200 that doubled the error
+// at position 1000).
 fn rope_theta(pos: f32, i: u32, n_rot: u32, freq_scale: f32, base_log2: f32) -> f32 {
-  let a = rope_freq_div(pos * freq_scale * exp2(-2.0 * f32(i) / f32(n_rot) * base_log2), i);
-  let k = round(a * 0.15915494);
-  let kh = floor(k / 4096.0);
-  let kl = k - kh * 4096.0;
-  var t = a - kh * 25736.0;            // 4096 * C1, C1 = 3217 / 512
-  t = t - kl * 6.283203125;            // C1
-  t = t - kh * -0.072967529296875;     // 4096 * C2
-  t = t - kl * -1.7814338207244873e-5; // C2 (12 bits)
-  return t - k * -3.482206523131026e-9; // C3 = 2 pi - C1 - C2
+  return reduce_2pi(rope_freq_div(pos * freq_scale * exp2(-2.0 * f32(i) / f32(n_rot) * base_log2), i));
 }
 
 // The pair (a, b) rotated by theta: (a cos - b sin, a sin + b cos).
