@@ -28,18 +28,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var m = 0.0;
   for (var r = lid; r < p.n_red; r += WG) { m = nmax(m, abs(f32(x[ib + r * is]))); }
   let scale = norm_scale(wg_max(m, lid));
-  let u0 = f32(x[ib]) / scale;  // the pivot (norm_scale.wgsl); mean is that of u - u0
+  let u0 = div_scale(f32(x[ib]), scale);  // the pivot (norm_scale.wgsl); mean is that of u - u0
   var s = 0.0;
-  for (var r = lid; r < p.n_red; r += WG) { s += f32(x[ib + r * is]) / scale - u0; }
+  for (var r = lid; r < p.n_red; r += WG) { s += div_scale(f32(x[ib + r * is]), scale) - u0; }
   let mean = wg_sum(s, lid) / n;
   var q = 0.0;
   for (var r = lid; r < p.n_red; r += WG) {
-    let d = (f32(x[ib + r * is]) / scale - u0) - mean;
+    let d = (div_scale(f32(x[ib + r * is]), scale) - u0) - mean;
     q += d * d;
   }
   let inv = ln_inv(wg_sum(q, lid) / n, p.eps, scale);
   for (var r = lid; r < p.n_red; r += WG) {
-    var o = ((f32(x[ib + r * is]) / scale - u0) - mean) * inv;
+    var o = ((div_scale(f32(x[ib + r * is]), scale) - u0) - mean) * inv;
     if (HAS_W) { o *= f32(w[p.w_off + r * p.w_stride]); }
     if (HAS_B) { o += f32(b[p.b_off + r * p.b_stride]); }
     y[ob + r] = {{T}}(o);

@@ -38,11 +38,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // Statistics of u = x / scale (norm_scale: no f32 overflow for finite x).
   let scale = norm_scale(row_reduce(2u, m, lid, sgs, sgl, 0u));
-  let u0 = f32(x[ib].x) / scale;  // the pivot (norm_scale.wgsl); mean is that of u - u0
+  let u0 = div_scale(f32(x[ib].x), scale);  // the pivot (norm_scale.wgsl); mean is that of u - u0
   var s = 0.0;
   for (var c = 0u; c < CACHE; c++) {
     if (lid + c * WG < n4) {
-      v[c] = v[c] / scale - vec4<f32>(u0);
+      v[c] = div_scale4(v[c], scale) - vec4<f32>(u0);
       s += (v[c].x + v[c].y) + (v[c].z + v[c].w);
     }
   }

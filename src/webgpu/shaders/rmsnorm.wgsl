@@ -30,9 +30,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ss += v * v;
   }
   ss = wg_sum(ss, lid);
-  let inv = rms_inv(ss, f32(p.n_red), p.eps, scale);
+  let inv = rms_inv_scaled(ss, f32(p.n_red), p.eps, scale);
   for (var r = lid; r < p.n_red; r += WG) {
-    var o = f32(x[ib + r * is]) * inv;
+    var o = div_scale(f32(x[ib + r * is]), scale) * inv;
     if (HAS_W) { o *= f32(w[p.w_off + r * p.w_stride]); }
     y[ob + r] = {{T}}(o);
   }

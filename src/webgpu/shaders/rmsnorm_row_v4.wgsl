@@ -45,11 +45,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
   ss = row_reduce(0u, ss, lid, sgs, sgl, 1u);
-  let inv = rms_inv(ss, f32(p.n_red), p.eps, scale);
+  let inv = rms_inv_scaled(ss, f32(p.n_red), p.eps, scale);
   for (var c = 0u; c < CACHE; c++) {
     let i = lid + c * WG;
     if (i < n4) {
-      var o = v[c] * inv;
+      var o = div_scale4(v[c], scale) * inv;
       if (HAS_W) { o *= vec4<f32>(w[p.w_off / 4u + i]); }
       y[ob + i] = vec4<{{T}}>(o);
     }
