@@ -10,10 +10,12 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "model_cli.hpp"
 #include "wgt/wgt.hpp"
 #include "wgt/webgpu_info.hpp"
 
 using namespace wgt;
+using wgt::cli::human_bytes;
 
 namespace {
 
@@ -29,14 +31,6 @@ void usage(FILE* out) {
       "  --version, --help\n"
       "environment: WGT_POLICY=auto|gpu-strict|cpu-only  WGT_CPU_MODE=fast|reference  WGT_TRACE=1\n"
       "             WGT_DAWN_PATH=<libwebgpu_wrapper.so>  WGT_WEBGPU_ADAPTER=<index>  (see README)\n");
-}
-
-std::string human_bytes(uint64_t b) {
-  char buf[64];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / double(1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  return buf;
 }
 
 int cmd_info() {
