@@ -176,10 +176,9 @@ TEST_F(WebGpuBackPressure, ManyOpsWithoutSyncStayBounded) {
   }
   const WebGPUBatchStats s1 = webgpu_batch_stats();
   EXPECT_EQ(s1.host_waits, s0.host_waits);  // no read or synchronize in the loop
-  // Whether the host had to wait depends on how fast the device retires work (under TSan the
-  // instrumented host is slow enough that lavapipe always kept up): the deterministic claims
-  // are the bounds below. A wait, when one happened, is counted.
-  if (peak_dispatches >= 128u || peak_entries >= 8u) EXPECT_GT(s1.throttle_waits, s0.throttle_waits);
+  // Whether the host had to wait depends only on how fast the device retires work (lavapipe
+  // under TSan keeps up, even at a peak of exactly the bound), so waits are not asserted: the
+  // deterministic claims are the bounds below.
   EXPECT_LE(peak_dispatches, 128u);
   EXPECT_LE(peak_entries, 8u);
   EXPECT_GE(s1.dispatches - s0.dispatches, uint64_t{kOps});
