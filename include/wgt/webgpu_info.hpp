@@ -39,6 +39,8 @@ struct WebGPUBatchStats {
   uint64_t submits = 0;     // queue submissions: dispatch batches, plus one copy per read
   uint64_t host_waits = 0;  // times the host blocked on the device (reads, synchronize)
   uint32_t max_batch = 0;   // dispatches per submission before an automatic one
+  uint32_t early_batch = 0;     // see set_webgpu_early_batch (0 = off)
+  uint64_t early_submits = 0;   // batches submitted early because the device was idle
   // Work handed to the queue and not yet known to be complete (a snapshot), its bounds, and
   // the waits the bounds caused (monotonic).
   uint64_t in_flight_dispatches = 0, in_flight_bytes = 0, in_flight_entries = 0;
@@ -50,6 +52,12 @@ WebGPUBatchStats webgpu_batch_stats(int device_index = 0);
 // Dispatches per submission (default 256, or env WGT_WEBGPU_BATCH; 0 means 1). Larger batches
 // cost fewer submissions, smaller ones start the device sooner on long programs.
 void set_webgpu_max_batch(uint32_t dispatches, int device_index = 0);
+// Early submission (default 16, or env WGT_WEBGPU_EARLY; 0 = off): whenever the open batch holds
+// a multiple of this many dispatches and the device has finished everything submitted before
+// (one non-blocking poll), the batch is submitted at once. A long program such as a model's
+// decode step then keeps the device busy while the host records the rest of it, instead of
+// the device waiting for the whole step to be recorded.
+void set_webgpu_early_batch(uint32_t dispatches, int device_index = 0);
 // Bounds of the work in flight (defaults 4096 dispatches, 256 MiB of queue writes, params and
 // copies, 64 submissions or writes; 0 keeps a bound as it is). Past a bound the host waits for
 // the oldest submission, with the WGT_WEBGPU_TIMEOUT_MS timeout per submission: a long queue

@@ -94,6 +94,10 @@ const std::vector<SettingInfo>& table() {
        "free device buffers kept for reuse", 0, ~uint64_t{0}, false, {}, num<&S::webgpu_pool_limit>},
       {"WGT_WEBGPU_BATCH", K::Count, "a whole number from 1 to 1048576", "256", "dispatches per submitted command buffer",
        1, 1u << 20, false, {}, num<&S::webgpu_batch>},
+      {"WGT_WEBGPU_EARLY", K::Count, "a whole number from 0 to 1048576", "16",
+       "a batch holding a multiple of this many dispatches is submitted early when the device has finished "
+       "everything submitted before, so the GPU starts while the host records the rest; 0 = off",
+       0, 1u << 20, false, {}, num<&S::webgpu_early>},
       {"WGT_WEBGPU_BIND_CACHE", K::Flag, "0 or 1", "1 on hardware adapters, 0 on software ones",
        "cached bind groups with a dynamic-offset params uniform", 0, 0, false, {}, num<&S::webgpu_bind_cache>},
       {"WGT_WEBGPU_PROFILE", K::Flag, "0 or 1", "0",

@@ -22,6 +22,11 @@ void SubmissionQueue::drain(const char* op) {
   while (!entries_.empty()) wait_oldest(op);
 }
 
+bool SubmissionQueue::idle() {
+  retire_finished();
+  return entries_.empty();
+}
+
 bool SubmissionQueue::over() const {
   // A single entry above a limit (one large write) is waited for too: it is then the oldest.
   return !entries_.empty() &&

@@ -27,6 +27,8 @@ class SubmissionQueue {
   void submitted(uint64_t dispatches, uint64_t bytes, const char* op);
   // Waits for every entry, oldest first, each wait with the timeout.
   void drain(const char* op);
+  // Whether everything handed to the queue has completed (polls without blocking).
+  bool idle();
 
   InFlightLimits limits;
   uint64_t dispatches() const { return dispatches_; }

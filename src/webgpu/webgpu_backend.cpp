@@ -142,6 +142,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   const Settings& s = settings();
   pool_ = std::make_shared<BufferPool>(*dev_, domain_, *s.webgpu_pool_limit);
   max_batch_ = *s.webgpu_batch;
+  early_batch_ = *s.webgpu_early;
   // Cached bind groups with a dynamic-offset params uniform: on by default on hardware
   // adapters. Off on software ones: lavapipe runs a dispatch with a dynamic uniform offset
   // about 2x slower (measured: ~30 -> ~60 us per tiny add), more than the host time saved.
@@ -699,7 +700,13 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   ++stats_.dispatches;
   // A profiled batch also ends when its query set is full (set_max_batch may have grown).
   const uint32_t limit = batch_->profiled ? std::min(max_batch_, query_count_ / 2) : max_batch_;
-  if (++batch_->dispatches >= limit) flush();
+  if (++batch_->dispatches >= limit) {
+    flush();
+  } else if (early_batch_ && !batch_->profiled && batch_->dispatches % early_batch_ == 0 && in_flight_->idle()) {
+    // The device is idle: hand it what is recorded so far rather than let it wait for the rest.
+    ++stats_.early_submits;
+    flush();
+  }
 }
 
 void WebGPUBackend::flush() { flush_with(nullptr); }

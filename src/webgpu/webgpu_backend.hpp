@@ -31,6 +31,7 @@ struct BatchStats {
   uint64_t bind_group_reuses = 0;    // dispatches served by a cached bind group
   uint64_t passes = 0;               // compute passes recorded: one per batch, or one per dispatch when profiling
   uint64_t timed_dispatches = 0;     // dispatches with GPU timestamps (profiling mode)
+  uint64_t early_submits = 0;        // batches submitted early because the device was idle
 };
 
 // GPU time of whole batches (batch timing mode): one timestamp at the beginning and one at
@@ -94,6 +95,8 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_pool();  // frees every pooled (unused) buffer
   uint32_t max_batch() const { return max_batch_; }
   void set_max_batch(uint32_t n) { max_batch_ = n ? n : 1; }
+  uint32_t early_batch() const { return early_batch_; }
+  void set_early_batch(uint32_t n) { early_batch_ = n; }
   // Work submitted and not known to be complete (back-pressure, see submissions.hpp).
   const SubmissionQueue& in_flight() const { return *in_flight_; }
   void set_in_flight_limits(const InFlightLimits& l) { in_flight_->limits = l; }
@@ -183,6 +186,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   std::unique_ptr<Batch> batch_;
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;
+  uint32_t early_batch_ = 16;
   BatchStats stats_;
   api::Buffer arena_ = nullptr;
   size_t arena_capacity_ = 0;

@@ -28,6 +28,8 @@ WebGPUBatchStats webgpu_batch_stats(int device_index) {
   out.submits = s.submits;
   out.host_waits = s.host_waits;
   out.max_batch = b.max_batch();
+  out.early_batch = b.early_batch();
+  out.early_submits = s.early_submits;
   const webgpu::SubmissionQueue& q = b.in_flight();
   out.in_flight_dispatches = q.dispatches();
   out.in_flight_bytes = q.bytes();
@@ -42,6 +44,11 @@ WebGPUBatchStats webgpu_batch_stats(int device_index) {
 void set_webgpu_max_batch(uint32_t dispatches, int device_index) {
   auto lk = Runtime::get().lock();
   webgpu_device(device_index, "set_webgpu_max_batch").set_max_batch(dispatches);
+}
+
+void set_webgpu_early_batch(uint32_t dispatches, int device_index) {
+  auto lk = Runtime::get().lock();
+  webgpu_device(device_index, "set_webgpu_early_batch").set_early_batch(dispatches);
 }
 
 }  // namespace wgt

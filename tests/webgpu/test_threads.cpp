@@ -150,6 +150,7 @@ class WebGpuBackPressure : public WebGpuThreads {
     set_webgpu_max_in_flight(saved_.max_in_flight_dispatches, saved_.max_in_flight_bytes,
                              static_cast<uint32_t>(saved_.max_in_flight_entries));
     set_webgpu_max_batch(saved_.max_batch);
+    set_webgpu_early_batch(saved_.early_batch);
     WebGpuThreads::TearDown();
   }
   WebGPUBatchStats saved_ = webgpu_batch_stats();
@@ -184,6 +185,31 @@ TEST_F(WebGpuBackPressure, ManyOpsWithoutSyncStayBounded) {
   EXPECT_GE(s1.dispatches - s0.dispatches, uint64_t{kOps});
   EXPECT_EQ(x.to_vector<float>(), std::vector<float>(7, float{kOps}));
   EXPECT_EQ(webgpu_batch_stats().in_flight_entries, 0u);  // the read waited for everything
+}
+
+TEST_F(WebGpuBackPressure, EarlySubmissionWhenTheDeviceIsIdle) {
+  use_gpu();
+  set_webgpu_max_batch(256);
+  Tensor x = Tensor::from_vector(std::vector<float>(5, 1.0f), {5}, Device::webgpu(0));
+  for (uint32_t early : {0u, 4u}) {
+    set_webgpu_early_batch(early);
+    synchronize();  // nothing in flight: the device is idle
+    const WebGPUBatchStats s0 = webgpu_batch_stats();
+    ASSERT_EQ(s0.in_flight_entries, 0u);
+    ASSERT_EQ(s0.early_batch, early);
+    Tensor y = x;
+    for (int i = 0; i < 4; ++i) y = add(y, y);  // one dispatch each
+    const WebGPUBatchStats s1 = webgpu_batch_stats();
+    EXPECT_EQ(s1.dispatches - s0.dispatches, 4u);
+    if (early == 0) {
+      EXPECT_EQ(s1.submits, s0.submits);  // still recording: 4 < max_batch
+      EXPECT_EQ(s1.early_submits, s0.early_submits);
+    } else {
+      EXPECT_EQ(s1.submits, s0.submits + 1);  // the 4th dispatch found the device idle
+      EXPECT_EQ(s1.early_submits, s0.early_submits + 1);
+    }
+    EXPECT_EQ(y.to_vector<float>(), std::vector<float>(5, 16.0f));
+  }
 }
 
 TEST_F(WebGpuBackPressure, LargeWritesAreBoundedByBytes) {

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "model_cli.hpp"
+#include "wgt/profile.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/synthetic.hpp"
 
@@ -31,7 +32,8 @@ const char* kBenchHelp =
     "  -d, --depth N         tokens already in the context before the tg test (default 0)\n"
     "  -r, --repetitions N   timed runs of each test (default 3)\n"
     "      --device D        auto (default), cpu, webgpu, webgpu:N\n"
-    "  -c, --ctx N           context length (default: enough for the tests)\n";
+    "  -c, --ctx N           context length (default: enough for the tests)\n"
+    "      --cache-type T    KV cache element type: f32 (default) or f16 (half the cache traffic)\n";
 
 struct Summary {
   double mean = 0, std = 0;
@@ -82,7 +84,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const int64_t need_ctx = std::max(n_prompt, depth + n_gen);
   LoadedModel lm;
   try {
-    lm = load_model(path, dev, ma.n_ctx ? ma.n_ctx : std::max<int64_t>(need_ctx, 1), ma.quiet);
+    lm = load_model(path, dev, ma.n_ctx ? ma.n_ctx : std::max<int64_t>(need_ctx, 1), ma.quiet, ma.cache_type);
   } catch (...) {
     if (remove_after) std::filesystem::remove(path);
     throw;
@@ -152,6 +154,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   if (n_gen > 0) {
     run_tg();
+    // The profiles (WGT_HOST_PROFILE, WGT_WEBGPU_PROFILE) printed at exit then cover the timed
+    // generation runs only: no pipeline compilation, no prompt processing.
+    if (host_profiling()) host_profile_read(true);
+    if (dev.is_webgpu() && webgpu_profiling(dev.index)) webgpu_profile_read(true, dev.index);
     std::vector<double> tps;
     for (int64_t r = 0; r < reps; ++r) tps.push_back(n_gen / run_tg());
     row("tg" + std::to_string(n_gen) + (depth ? " @ d" + std::to_string(depth) : ""), tps);

@@ -31,13 +31,14 @@ const char* kRunHelp =
     "      --repeat-last-n N   window of the repetition penalty (default 64)\n"
     "  -s, --seed S            sampling seed (default: random, printed in the statistics)\n"
     "  -c, --ctx N             context length (default min(the model's, 4096))\n"
+    "      --cache-type T      KV cache element type: f32 (default) or f16 (half the cache traffic)\n"
     "      --device D          auto (default: webgpu:0 when usable, else cpu), cpu, webgpu, webgpu:N\n"
     "      --ignore-eos        never sample end-of-generation tokens (generate exactly -n tokens)\n"
     "      --print-tokens      print the prompt + generated token ids on the last line of stdout\n"
     "  -q, --quiet             no progress bar, no statistics on stderr\n";
 
 const char* kLogitsHelp =
-    "usage: wgt logits [-m FILE] (--tokens 1,2,3 | -p TEXT) -o OUT.npy [--device D] [--ctx N]\n"
+    "usage: wgt logits [-m FILE] (--tokens 1,2,3 | -p TEXT) -o OUT.npy [--device D] [--ctx N] [--cache-type T]\n"
     "Runs the tokens through the model at positions 0..T-1 and writes the f32 logits of every\n"
     "position as a NumPy array of shape [T, vocab].\n";
 
@@ -93,7 +94,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   a.finish();
   const Device dev = resolve_device(ma.device);
   const std::string path = ma.path.empty() ? default_model_path(!ma.quiet) : ma.path;
-  LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet);
+  LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet, ma.cache_type);
   const Tokenizer tok = tokenizer_from_gguf(*lm.file);
   const std::vector<int32_t> prompt = prompt_tokens(pa, tok, ma.path.empty() ? "Once upon a time" : "");
   if (!ma.quiet) std::fprintf(stderr, "wgt: %s (loaded in %.2f s)\n", describe(lm).c_str(), lm.load_seconds);
@@ -147,7 +148,7 @@ int cmd_logits(const std::vector<std::string>& argv) {
   a.finish();
   const Device dev = resolve_device(ma.device);
   const std::string path = ma.path.empty() ? default_model_path(!ma.quiet) : ma.path;
-  LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet);
+  LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet, ma.cache_type);
   const Tokenizer tok = tokenizer_from_gguf(*lm.file);
   const std::vector<int32_t> ids = prompt_tokens(pa, tok, "");
   const Tensor logits = lm.model->forward(ids, /*all_logits=*/true);

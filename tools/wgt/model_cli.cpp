@@ -79,7 +79,7 @@ class ProgressBar {
 
 }  // namespace
 
-LoadedModel load_model(const std::string& path, Device device, int64_t n_ctx, bool quiet) {
+LoadedModel load_model(const std::string& path, Device device, int64_t n_ctx, bool quiet, DType cache_dtype) {
   LoadedModel m;
   m.path = path;
   const auto t0 = std::chrono::steady_clock::now();
@@ -88,6 +88,7 @@ LoadedModel load_model(const std::string& path, Device device, int64_t n_ctx, bo
   ModelOptions o;
   o.device = device;
   o.n_ctx = n_ctx;
+  o.cache_dtype = cache_dtype;
   o.progress = [&bar](uint64_t done, uint64_t total) { bar.update(done, total); };
   m.model = std::make_unique<LanguageModel>(LanguageModel::load(*m.file, o));
   synchronize();
@@ -114,6 +115,9 @@ ModelArgs parse_model_args(Args& a) {
   m.device = a.str("device", nullptr, "auto");
   m.n_ctx = a.integer("ctx", "c", 0, 0, int64_t{1} << 24);
   m.quiet = a.flag("quiet", "q");
+  const std::string ct = a.str("cache-type", nullptr, "f32");
+  if (ct == "f16") m.cache_type = DType::F16;
+  else if (ct != "f32") throw UsageError("--cache-type must be f32 or f16, not '" + ct + "'");
   return m;
 }
 

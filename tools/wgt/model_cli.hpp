@@ -25,7 +25,8 @@ struct LoadedModel {
   double load_seconds = 0;
 };
 // Loads with a progress bar on stderr when it is a terminal. n_ctx 0 = the model's default.
-LoadedModel load_model(const std::string& path, Device device, int64_t n_ctx, bool quiet);
+// cache_dtype: the KV cache's element type (f32 or f16).
+LoadedModel load_model(const std::string& path, Device device, int64_t n_ctx, bool quiet, DType cache_dtype);
 
 // A one-line description: "llama 7B-shape, 32 layers, dim 4096, ..., on webgpu:0".
 std::string describe(const LoadedModel& m);
@@ -36,6 +37,7 @@ struct ModelArgs {
   std::string path;  // empty: the default model
   std::string device = "auto";
   int64_t n_ctx = 0;
+  DType cache_type = DType::F32;
   bool quiet = false;
 };
 ModelArgs parse_model_args(Args& a);
