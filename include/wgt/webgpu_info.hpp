@@ -52,7 +52,7 @@ WebGPUBatchStats webgpu_batch_stats(int device_index = 0);
 // Dispatches per submission (default 256, or env WGT_WEBGPU_BATCH; 0 means 1). Larger batches
 // cost fewer submissions, smaller ones start the device sooner on long programs.
 void set_webgpu_max_batch(uint32_t dispatches, int device_index = 0);
-// Early submission (default 16, or env WGT_WEBGPU_EARLY; 0 = off): whenever the open batch holds
+// Early submission (default 8, or env WGT_WEBGPU_EARLY; 0 = off): whenever the open batch holds
 // a multiple of this many dispatches and the device has finished everything submitted before
 // (one non-blocking poll), the batch is submitted at once. A long program such as a model's
 // decode step then keeps the device busy while the host records the rest of it, instead of

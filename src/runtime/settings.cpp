@@ -94,7 +94,7 @@ const std::vector<SettingInfo>& table() {
        "free device buffers kept for reuse", 0, ~uint64_t{0}, false, {}, num<&S::webgpu_pool_limit>},
       {"WGT_WEBGPU_BATCH", K::Count, "a whole number from 1 to 1048576", "256", "dispatches per submitted command buffer",
        1, 1u << 20, false, {}, num<&S::webgpu_batch>},
-      {"WGT_WEBGPU_EARLY", K::Count, "a whole number from 0 to 1048576", "16",
+      {"WGT_WEBGPU_EARLY", K::Count, "a whole number from 0 to 1048576", "8",
        "a batch holding a multiple of this many dispatches is submitted early when the device has finished "
        "everything submitted before, so the GPU starts while the host records the rest; 0 = off",
        0, 1u << 20, false, {}, num<&S::webgpu_early>},

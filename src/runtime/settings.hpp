@@ -105,7 +105,7 @@ struct Settings {
   Setting<uint64_t> webgpu_timeout_ms = uint64_t{60000};
   Setting<uint64_t> webgpu_pool_limit = uint64_t{2} << 30;
   Setting<uint32_t> webgpu_batch = 256u;
-  Setting<uint32_t> webgpu_early = 16u;
+  Setting<uint32_t> webgpu_early = 8u;
   Setting<std::optional<bool>> webgpu_bind_cache;
   // kernel choices and tuning (read by the launchers on every call)
   Setting<bool> matmul_f16_acc = false;

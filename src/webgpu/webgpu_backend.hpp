@@ -186,7 +186,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   std::unique_ptr<Batch> batch_;
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;
-  uint32_t early_batch_ = 16;
+  uint32_t early_batch_ = 8;
   BatchStats stats_;
   api::Buffer arena_ = nullptr;
   size_t arena_capacity_ = 0;
