@@ -1,8 +1,7 @@
 // GPT-2 byte-level BPE: every byte of a pre-token is spelled as one printable code point (the
 // "byte alphabet", so that vocabularies and merges are plain text), then adjacent symbols are
 // merged in merge-rank order until no pair has a rank, and the symbols are looked up.
-#include <queue>
-
+#include "model/symbol_merge.hpp"
 #include "model/tokenizer_impl.hpp"
 
 namespace wgt::detail {
@@ -43,24 +42,6 @@ const ByteAlphabet& alphabet() {
   static const ByteAlphabet a;
   return a;
 }
-
-// One symbol of a word being merged: a byte range of the alphabet-spelled word, in a linked list.
-struct Symbol {
-  int prev, next;
-  size_t off, len;
-};
-
-struct Bigram {
-  int rank;
-  int left, right;
-  size_t len;  // left.len + right.len when queued: a mismatch later means the entry is stale
-};
-
-struct LaterBigram {  // priority_queue pops the "largest": lowest rank, then leftmost
-  bool operator()(const Bigram& a, const Bigram& b) const {
-    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
-  }
-};
 
 // A symbol missing from the vocabulary (only possible with an incomplete vocabulary): its
 // characters one by one, else unk.
@@ -120,7 +101,7 @@ std::string bpe_alphabet_to_bytes(std::string_view text) {
 }
 
 void bpe_encode(const TokenizerImpl& t, std::string_view text, std::vector<int32_t>& out) {
-  std::vector<Symbol> sym;
+  std::vector<size_t> lens;
   std::string pair;
   for (std::string_view word_bytes : t.pre->split(text)) {
     const std::string word = bytes_to_bpe_alphabet(word_bytes);
@@ -131,44 +112,19 @@ void bpe_encode(const TokenizerImpl& t, std::string_view text, std::vector<int32
       }
     }
     // The spelled word is valid UTF-8 by construction: one symbol per code point.
-    sym.clear();
+    lens.clear();
     const auto* p = reinterpret_cast<const unsigned char*>(word.data());
-    for (size_t i = 0; i < word.size();) {
-      const size_t len = utf8_step(p + i, word.size() - i).len;
-      const int idx = static_cast<int>(sym.size());
-      sym.push_back({idx - 1, idx + 1, i, len});
-      i += len;
-    }
-    if (sym.empty()) continue;
-    sym.back().next = -1;
-
-    std::priority_queue<Bigram, std::vector<Bigram>, LaterBigram> queue;
-    auto try_pair = [&](int l, int r) {
-      if (l < 0 || r < 0) return;
-      pair.assign(word, sym[l].off, sym[l].len);
+    for (size_t i = 0; i < word.size(); i += lens.back()) lens.push_back(utf8_step(p + i, word.size() - i).len);
+    std::vector<MergeSymbol> sym = link_symbols(lens);
+    merge_best_first(sym, [&](const MergeSymbol& l, const MergeSymbol& r) -> std::optional<double> {
+      pair.assign(word, l.off, l.len);
       pair += ' ';
-      pair.append(word, sym[r].off, sym[r].len);
-      auto it = t.merge_rank.find(pair);
-      if (it != t.merge_rank.end()) queue.push({it->second, l, r, sym[l].len + sym[r].len});
-    };
-    for (int i = 0; i + 1 < static_cast<int>(sym.size()); ++i) try_pair(i, i + 1);
-
-    while (!queue.empty()) {
-      const Bigram b = queue.top();
-      queue.pop();
-      Symbol& l = sym[b.left];
-      Symbol& r = sym[b.right];
-      if (l.len == 0 || r.len == 0 || l.next != b.right || l.len + r.len != b.len) continue;
-      l.len += r.len;  // r is absorbed; symbols are contiguous in `word`
-      r.len = 0;
-      l.next = r.next;
-      if (r.next >= 0) sym[r.next].prev = b.left;
-      try_pair(l.prev, b.left);
-      try_pair(b.left, l.next);
-    }
-    for (int i = 0; i >= 0; i = sym[i].next) {
-      emit_symbol(t, std::string_view(word).substr(sym[i].off, sym[i].len), out);
-    }
+      pair.append(word, r.off, r.len);
+      const auto it = t.merge_rank.find(pair);
+      if (it == t.merge_rank.end()) return std::nullopt;
+      return -static_cast<double>(it->second);  // the lowest rank merges first
+    });
+    for_each_symbol(sym, [&](const MergeSymbol& m) { emit_symbol(t, std::string_view(word).substr(m.off, m.len), out); });
   }
 }
 
