@@ -231,7 +231,7 @@ TEST(HostAlloc, TensorsReuseFreedBlocks) {
 // owners at once, and the counts add up.
 TEST(HostAllocThreads, ConcurrentBlocksAreExclusive) {
   HostAllocator a(MiB);
-  constexpr int kThreads = 6, kRounds = 300;
+  constexpr int kThreads = 6, kRounds = 200;
   const size_t sizes[] = {kMin, kMin + 5, 3 * kMin, 5 * kMin};
   std::atomic<int> bad{0};
   std::vector<std::thread> ts;
@@ -288,7 +288,7 @@ TEST(HostAllocThreads, OpsOnThreadsWithConcurrentTrim) {
   std::vector<std::thread> ts;
   for (int t = 0; t < 4; ++t)
     ts.emplace_back([&, t] {
-      for (int r = 0; r < 12; ++r) {
+      for (int r = 0; r < 8; ++r) {
         Tensor y = add(x, static_cast<double>(t + r));
         const std::vector<float> got = y.to_vector<float>();
         for (int64_t i = 0; i < n; i += 4099)
