@@ -148,7 +148,7 @@ TEST(HostAlloc, TrimAndLimitReleaseOldestFirst) {
 TEST(HostAlloc, BlocksAreAlignedAndWritable) {
   HostAllocator a(256 * MiB);
   const std::vector<size_t> sizes = {0, 1, 3, 63, 64, 65, 1000, kMin - 1, kMin, kMin + 7, 3 * MiB / 2,
-                                     2 * MiB, 5 * MiB + 3, 33 * MiB};
+                                     2 * MiB, 5 * MiB + 3, 9 * MiB};
   for (int round = 0; round < 2; ++round) {  // the second round is served from the cache
     for (size_t n : sizes) {
       uint8_t* p = a.allocate(n);
@@ -200,7 +200,7 @@ TEST(HostAlloc, CachedBlocksArePoisonedUnderAsan) {
 TEST(HostAlloc, TensorsReuseFreedBlocks) {
   RestoreProcessLimit restore;
   set_host_cache_limit(256 * MiB);
-  const int64_t n = 300000;  // 1.2 MB: a cached size
+  const int64_t n = 50000;  // 200 KB: a cached size
   std::vector<float> va(n), vb(n);
   for (int64_t i = 0; i < n; ++i) {
     va[i] = static_cast<float>(i % 97);
@@ -267,12 +267,12 @@ TEST(HostAllocThreads, ConcurrentBlocksAreExclusive) {
   EXPECT_LE(s.cached_bytes, s.limit);
 }
 
-// Ops on several threads, each making and dropping 1 MiB outputs through the process
+// Ops on several threads, each making and dropping 128 KiB outputs through the process
 // allocator: every result is exact and trims from another thread do not disturb them.
 TEST(HostAllocThreads, OpsOnThreadsWithConcurrentTrim) {
   RestoreProcessLimit restore;
   set_host_cache_limit(32 * MiB);
-  const int64_t n = 1 << 18;  // 1 MiB of f32
+  const int64_t n = 1 << 15;  // 128 KiB of f32: a cached size
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 251);
   const Tensor x = Tensor::from_vector(v, {n});
@@ -291,7 +291,7 @@ TEST(HostAllocThreads, OpsOnThreadsWithConcurrentTrim) {
       for (int r = 0; r < 8; ++r) {
         Tensor y = add(x, static_cast<double>(t + r));
         const std::vector<float> got = y.to_vector<float>();
-        for (int64_t i = 0; i < n; i += 4099)
+        for (int64_t i = 0; i < n; i += 509)
           if (got[i] != v[i] + static_cast<float>(t + r)) bad.fetch_add(1);
       }
     });
