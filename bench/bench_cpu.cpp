@@ -1,8 +1,13 @@
-// CPU backend benchmarks: cpu-fast vs cpu-reference on f32 matmul 1024^3, softmax
-// 4096x4096 (last axis) and add of 16M elements. BM_Op* go through the public ops (a fresh
-// output allocation per call, so first-touch page faults are included); BM_Kernel* run the
-// backend's execute() on a preallocated, already-touched output (the kernel alone). Counters: FLOP/s (matmul: 2*M*N*K; add: 1 per element) and bytes_per_second
-// (bytes read + written once). Threads: WGT_NUM_THREADS (default: all cores).
+// CPU backend benchmarks: what an op costs through the public API against its kernel alone.
+// BM_Op* call the public op (wgt::add, wgt::exp, wgt::matmul, wgt::softmax) under policy
+// cpu-only, so every call allocates a fresh output; one call before the timed loop puts the
+// process in its steady state (freed outputs back in the host cache). BM_Cold* empty the host
+// cache before every call (outside the timed region), so each output is new memory and its
+// first-touch page faults are timed: the cost of a process without the cache.
+// BM_Kernel* run the backend's execute() on one preallocated, already-touched output.
+// Arg 1 = cpu-fast, 0 = cpu-reference. Counters: FLOP/s (matmul: 2*M*N*K; elementwise: one
+// per element) and bytes_per_second (bytes read + written once). Threads: WGT_NUM_THREADS
+// (default: all cores).
 #include <benchmark/benchmark.h>
 
 #include "wgt/wgt.hpp"
@@ -11,6 +16,11 @@ namespace {
 
 using namespace wgt;
 
+constexpr int64_t kElems = 16 << 20;  // 16 Mi f32 elements (64 MiB) per output
+// Matmul whose output has kElems elements and a small inner dimension, so that writing the
+// output is a large part of the work and the allocation cost shows.
+constexpr int64_t kOutM = 4096, kOutN = 4096, kOutK = 64;
+
 void use_cpu(CpuMode mode) {
   Policy p = Runtime::get().policy();
   p.mode = PolicyMode::CpuOnly;
@@ -18,6 +28,61 @@ void use_cpu(CpuMode mode) {
   Runtime::get().set_policy(p);
 }
 CpuMode mode_of(const benchmark::State& st) { return st.range(0) ? CpuMode::Fast : CpuMode::Reference; }
+const char* mode_label(const benchmark::State& st) { return st.range(0) ? "cpu-fast" : "cpu-reference"; }
+
+// Times `op` (which returns a fresh tensor) at steady state, or cold when `cold`.
+template <class F>
+void time_op(benchmark::State& st, F&& op, bool cold) {
+  { Tensor warm = op(); }
+  for (auto _ : st) {
+    if (cold) {
+      st.PauseTiming();
+      host_cache_trim(0);
+      st.ResumeTiming();
+    }
+    Tensor y = op();
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  st.SetLabel(mode_label(st));
+}
+
+void elementwise_counters(benchmark::State& st, int tensors) {
+  st.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kElems), benchmark::Counter::kIsIterationInvariantRate);
+  st.SetBytesProcessed(st.iterations() * tensors * kElems * 4);
+}
+void matmul_counters(benchmark::State& st, int64_t m, int64_t n, int64_t k) {
+  st.counters["FLOP/s"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate);
+  st.SetBytesProcessed(st.iterations() * (m * k + k * n + m * n) * 4);
+}
+
+void add_op(benchmark::State& st, bool cold) {
+  use_cpu(CpuMode::Reference);
+  Tensor a = rand_uniform({kElems}, 4), b = rand_uniform({kElems}, 5);
+  use_cpu(mode_of(st));
+  time_op(st, [&] { return add(a, b); }, cold);
+  elementwise_counters(st, 3);
+}
+void exp_op(benchmark::State& st, bool cold) {
+  use_cpu(CpuMode::Reference);
+  Tensor x = rand_normal({kElems}, 6);
+  use_cpu(mode_of(st));
+  time_op(st, [&] { return exp(x); }, cold);
+  elementwise_counters(st, 2);
+}
+void matmul_out_op(benchmark::State& st, bool cold) {
+  use_cpu(CpuMode::Reference);
+  Tensor a = rand_normal({kOutM, kOutK}, 7), b = rand_normal({kOutK, kOutN}, 8);
+  use_cpu(mode_of(st));
+  time_op(st, [&] { return matmul(a, b); }, cold);
+  matmul_counters(st, kOutM, kOutN, kOutK);
+}
+
+void BM_OpAddF32(benchmark::State& st) { add_op(st, false); }
+void BM_ColdAddF32(benchmark::State& st) { add_op(st, true); }
+void BM_OpExpF32(benchmark::State& st) { exp_op(st, false); }
+void BM_ColdExpF32(benchmark::State& st) { exp_op(st, true); }
+void BM_OpMatmulOutF32(benchmark::State& st) { matmul_out_op(st, false); }
+void BM_ColdMatmulOutF32(benchmark::State& st) { matmul_out_op(st, true); }
 
 void BM_OpMatmulF32(benchmark::State& st) {
   const int64_t n = 1024;
@@ -28,9 +93,8 @@ void BM_OpMatmulF32(benchmark::State& st) {
     Tensor c = matmul(a, b);
     benchmark::DoNotOptimize(c.data_ptr());
   }
-  st.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
-  st.SetBytesProcessed(st.iterations() * 3 * n * n * 4);
-  st.SetLabel(st.range(0) ? "cpu-fast" : "cpu-reference");
+  matmul_counters(st, n, n, n);
+  st.SetLabel(mode_label(st));
 }
 
 void BM_OpSoftmaxF32(benchmark::State& st) {
@@ -38,26 +102,8 @@ void BM_OpSoftmaxF32(benchmark::State& st) {
   use_cpu(CpuMode::Reference);
   Tensor x = rand_normal({rows, cols}, 3);
   use_cpu(mode_of(st));
-  for (auto _ : st) {
-    Tensor y = softmax(x, -1);
-    benchmark::DoNotOptimize(y.data_ptr());
-  }
+  time_op(st, [&] { return softmax(x, -1); }, false);
   st.SetBytesProcessed(st.iterations() * 2 * rows * cols * 4);
-  st.SetLabel(st.range(0) ? "cpu-fast" : "cpu-reference");
-}
-
-void BM_OpAddF32(benchmark::State& st) {
-  const int64_t n = 16 << 20;
-  use_cpu(CpuMode::Reference);
-  Tensor a = rand_uniform({n}, 4), b = rand_uniform({n}, 5);
-  use_cpu(mode_of(st));
-  for (auto _ : st) {
-    Tensor c = add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
-  }
-  st.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-  st.SetBytesProcessed(st.iterations() * 3 * n * 4);
-  st.SetLabel(st.range(0) ? "cpu-fast" : "cpu-reference");
 }
 
 // Runs one OpCall on the chosen CPU backend with outputs allocated (and touched) once.
@@ -72,13 +118,35 @@ void run_kernel(benchmark::State& st, OpCall call, const OutSpec& out) {
   st.SetLabel(be.name());
 }
 
+void BM_KernelAddF32(benchmark::State& st) {
+  use_cpu(CpuMode::Reference);
+  OpCall call{OpKind::Binary, "add", {rand_uniform({kElems}, 4), rand_uniform({kElems}, 5)}, {}, {}};
+  call.attrs.binary = BinaryOp::Add;
+  run_kernel(st, call, {{kElems}, DType::F32});
+  elementwise_counters(st, 3);
+}
+
+void BM_KernelExpF32(benchmark::State& st) {
+  use_cpu(CpuMode::Reference);
+  OpCall call{OpKind::Unary, "exp", {rand_normal({kElems}, 6)}, {}, {}};
+  call.attrs.unary = UnaryOp::Exp;
+  run_kernel(st, call, {{kElems}, DType::F32});
+  elementwise_counters(st, 2);
+}
+
+void BM_KernelMatmulOutF32(benchmark::State& st) {
+  use_cpu(CpuMode::Reference);
+  OpCall call{OpKind::MatMul, "matmul", {rand_normal({kOutM, kOutK}, 7), rand_normal({kOutK, kOutN}, 8)}, {}, {}};
+  run_kernel(st, call, {{kOutM, kOutN}, DType::F32});
+  matmul_counters(st, kOutM, kOutN, kOutK);
+}
+
 void BM_KernelMatmulF32(benchmark::State& st) {
   const int64_t n = 1024;
   use_cpu(CpuMode::Reference);
   OpCall call{OpKind::MatMul, "matmul", {rand_normal({n, n}, 1), rand_normal({n, n}, 2)}, {}, {}};
   run_kernel(st, call, {{n, n}, DType::F32});
-  st.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
-  st.SetBytesProcessed(st.iterations() * 3 * n * n * 4);
+  matmul_counters(st, n, n, n);
 }
 
 void BM_KernelSoftmaxF32(benchmark::State& st) {
@@ -90,31 +158,29 @@ void BM_KernelSoftmaxF32(benchmark::State& st) {
   st.SetBytesProcessed(st.iterations() * 2 * rows * cols * 4);
 }
 
-void BM_KernelAddF32(benchmark::State& st) {
-  const int64_t n = 16 << 20;
-  use_cpu(CpuMode::Reference);
-  OpCall call{OpKind::Binary, "add", {rand_uniform({n}, 4), rand_uniform({n}, 5)}, {}, {}};
-  call.attrs.binary = BinaryOp::Add;
-  run_kernel(st, call, {{n}, DType::F32});
-  st.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-  st.SetBytesProcessed(st.iterations() * 3 * n * 4);
-}
-
-// Arg 1 = cpu-fast, 0 = cpu-reference. The reference matmul is a double-precision triple loop
-// (seconds per call): one iteration is enough to measure it.
-// The reference matmul kernel is not run separately: its op figure is the kernel (seconds of
-// compute against ~1 ms of allocation).
-BENCHMARK(BM_OpMatmulF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpMatmulF32)->Arg(0)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_KernelMatmulF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpSoftmaxF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpSoftmaxF32)->Arg(0)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_KernelSoftmaxF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_KernelSoftmaxF32)->Arg(0)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpAddF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpAddF32)->Arg(0)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_KernelAddF32)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_KernelAddF32)->Arg(0)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Op, cold op and kernel side by side for the three 16 Mi-element outputs (cpu-fast), then
+// the cpu-fast vs cpu-reference comparisons. The reference matmul is a double-precision
+// triple loop (seconds per call): one iteration measures it, and its op figure stands for its
+// kernel.
+#define WGT_MS(b) BENCHMARK(b)->Unit(benchmark::kMillisecond)->UseRealTime()
+WGT_MS(BM_OpAddF32)->Arg(1);
+WGT_MS(BM_ColdAddF32)->Arg(1);
+WGT_MS(BM_KernelAddF32)->Arg(1);
+WGT_MS(BM_OpExpF32)->Arg(1);
+WGT_MS(BM_ColdExpF32)->Arg(1);
+WGT_MS(BM_KernelExpF32)->Arg(1);
+WGT_MS(BM_OpMatmulOutF32)->Arg(1);
+WGT_MS(BM_ColdMatmulOutF32)->Arg(1);
+WGT_MS(BM_KernelMatmulOutF32)->Arg(1);
+WGT_MS(BM_OpAddF32)->Arg(0)->Iterations(2);
+WGT_MS(BM_KernelAddF32)->Arg(0)->Iterations(2);
+WGT_MS(BM_OpSoftmaxF32)->Arg(1);
+WGT_MS(BM_KernelSoftmaxF32)->Arg(1);
+WGT_MS(BM_OpSoftmaxF32)->Arg(0)->Iterations(2);
+WGT_MS(BM_KernelSoftmaxF32)->Arg(0)->Iterations(2);
+WGT_MS(BM_OpMatmulF32)->Arg(1);
+WGT_MS(BM_KernelMatmulF32)->Arg(1);
+WGT_MS(BM_OpMatmulF32)->Arg(0)->Iterations(1);
 
 }  // namespace
 

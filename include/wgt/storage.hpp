@@ -19,7 +19,7 @@ class DeviceBuffer {
   virtual size_t nbytes() const = 0;
 };
 
-// Host bytes, 64-byte aligned.
+// Host bytes, 64-byte aligned, from the host caching allocator (wgt/host_cache.hpp).
 struct HostBytes {
   explicit HostBytes(size_t n);
   ~HostBytes();

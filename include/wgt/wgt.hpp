@@ -5,6 +5,7 @@
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
 #include "wgt/gguf.hpp"
+#include "wgt/host_cache.hpp"
 #include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/profile.hpp"

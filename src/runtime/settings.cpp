@@ -69,7 +69,7 @@ const std::vector<SettingInfo>& table() {
       {"WGT_NUM_THREADS", K::Count, "a whole number from 1 to 4096", "all cores", "CPU fast-mode threads", 1, 4096,
        false, {}, num<&S::num_threads>},
       {"WGT_HOST_CACHE_BYTES", K::Bytes, "a whole number of bytes (e.g. 1073741824), 0 = keep none", "1 GiB",
-       "freed host blocks kept for reuse", 0, ~uint64_t{0}, false, {}, num<&S::host_cache_bytes>},
+       "cap on the freed host blocks (64 KiB and more) kept for reuse", 0, ~uint64_t{0}, false, {}, num<&S::host_cache_bytes>},
       {"WGT_HOST_PROFILE", K::Flag, "0 or 1", "0",
        "`1` times the host side of every op in stages and prints the table to stderr at exit; API: `host_profile*` in "
        "`wgt/profile.hpp`",
