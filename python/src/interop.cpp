@@ -27,7 +27,7 @@ std::optional<DType> dtype_of_numpy(const py::dtype& d) {
 DType dtype_of_numpy_or_throw(const py::dtype& d, const char* op) {
   if (auto t = dtype_of_numpy(d)) return *t;
   wgt::throw_error(wgt::ErrorKind::DTypeMismatch, op,
-                   "NumPy dtype " + std::string(py::str(d)) +
+                   "NumPy dtype " + std::string(py::str(py::object(d))) +
                        " has no wgtensor dtype (f32, f16, bf16, f64, i32, i64, u8, bool, c64); convert it with astype() first");
 }
 
@@ -109,8 +109,9 @@ Tensor from_numpy(py::array arr, bool copy) {
   std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
   std::vector<int64_t> bstrides(arr.strides(), arr.strides() + arr.ndim());
   const int flags = arr.flags();
-  const bool borrowable = !copy && arr.size() > 0 && (flags & py::array::writeable_) != 0 &&
-                          (flags & NPY_ARRAY_ALIGNED_) != 0 && arr.dtype().attr("isnative").cast<bool>();
+  const bool borrowable = !copy && arr.size() > 0 && arr.writeable() &&
+                          (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) != 0 &&
+                          arr.dtype().attr("isnative").cast<bool>();
   wgt::Strides strides;
   int64_t span = 0;
   if (borrowable && element_layout(shape, bstrides, item, strides, span)) {
