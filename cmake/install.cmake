@@ -24,7 +24,10 @@ file(RELATIVE_PATH WGT_PC_UP "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 string(REGEX REPLACE "/$" "" WGT_PC_UP "${WGT_PC_UP}")
 set(WGT_PC_DEPS "")
 foreach(_lib ${BLAS_LIBRARIES} ${PCRE2_LINK_LIBRARIES})
-  string(APPEND WGT_PC_DEPS " ${_lib}")
+  # -lname rather than the path: pkg-config users (and CMake's pkg_check_modules) expect flags.
+  get_filename_component(_name ${_lib} NAME_WE)
+  string(REGEX REPLACE "^lib" "" _name "${_name}")
+  string(APPEND WGT_PC_DEPS " -l${_name}")
 endforeach()
 foreach(_lib ${CMAKE_DL_LIBS})
   string(APPEND WGT_PC_DEPS " -l${_lib}")
@@ -58,7 +61,7 @@ if(WGT_BUILD_TESTS)
   add_test(NAME install_consumer COMMAND ${CMAKE_COMMAND}
            -DBUILD_DIR=${CMAKE_BINARY_DIR} -DSOURCE_DIR=${CMAKE_SOURCE_DIR}
            -DWORK_DIR=${CMAKE_BINARY_DIR}/install-test -DGENERATOR=${CMAKE_GENERATOR}
-           -DCXX=${CMAKE_CXX_COMPILER} -DREQUIRE_WEBGPU=${_require_webgpu} -DDAWN_DIR=${WGT_DAWN_DIR}
+           -DCXX=${CMAKE_CXX_COMPILER} -DLAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER} -DREQUIRE_WEBGPU=${_require_webgpu} -DDAWN_DIR=${WGT_DAWN_DIR}
            -P ${CMAKE_SOURCE_DIR}/tests/install/install_consumer.cmake)
   set_tests_properties(install_consumer PROPERTIES LABELS install TIMEOUT 600)
 endif()

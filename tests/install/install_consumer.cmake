@@ -2,7 +2,8 @@
 # path of the source tree or of Dawn's build-time location is baked into the installed
 # library, builds examples/cpp-consumer against the prefix (CMake package and pkg-config),
 # and runs both programs and the installed CLI. With REQUIRE_WEBGPU, Dawn must come from the
-# prefix. Inputs: BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX REQUIRE_WEBGPU DAWN_DIR.
+# prefix; so must the installed Python module, when the build made one. Inputs: BUILD_DIR
+# SOURCE_DIR WORK_DIR GENERATOR CXX LAUNCHER REQUIRE_WEBGPU DAWN_DIR.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -30,7 +31,8 @@ foreach(lib ${libs})
 endforeach()
 
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/cpp-consumer -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+    -DCMAKE_CXX_COMPILER=${CXX} "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}" -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 
 set(args "")
@@ -48,4 +50,14 @@ endforeach()
 run(${prefix}/bin/wgt info)
 if(REQUIRE_WEBGPU AND NOT LAST_OUT MATCHES "webgpu:0: ")
   message(FATAL_ERROR "the installed wgt found no WebGPU adapter:\n${LAST_OUT}")
+endif()
+
+set(pydir ${prefix}/lib/python3/dist-packages)
+if(EXISTS ${pydir}/wgtensor/__init__.py)
+  find_program(PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  file(WRITE ${WORK_DIR}/check.py "import wgtensor as wgt\nassert wgt.__file__.startswith('${pydir}/'), wgt.__file__\nprint(wgt.info())\n")
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${pydir} ${PYTHON3} ${WORK_DIR}/check.py)
+  if(REQUIRE_WEBGPU AND NOT LAST_OUT MATCHES "webgpu:0: ")
+    message(FATAL_ERROR "the installed Python module found no WebGPU adapter:\n${LAST_OUT}")
+  endif()
 endif()
