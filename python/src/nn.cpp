@@ -105,7 +105,10 @@ void init_nn(py::module_& m) {
   py::class_<wgt::KVCache>(m, "KVCache",
                            "Two buffers [max_ctx, n_kv_heads, head_dim] (f32 or f16) on the CPU or a WebGPU device (pinned there).")
       .def(py::init([](int64_t max_ctx, int64_t n_kv, int64_t hd, py::object dt, py::object dev) {
-             return wgt::KVCache(max_ctx, n_kv, hd, to_dtype(dt), to_device(dev));
+             DType d = to_dtype(dt);
+             Device v = to_device(dev);
+             py::gil_scoped_release g;
+             return wgt::KVCache(max_ctx, n_kv, hd, d, v);
            }), py::arg("max_ctx"), py::arg("n_kv_heads"), py::arg("head_dim"), py::arg("dtype") = "f32",
            py::arg("device") = "cpu")
       .def("append", &wgt::KVCache::append, py::arg("k"), py::arg("v"), release_gil(),
@@ -139,15 +142,26 @@ void init_nn(py::module_& m) {
       .def_readwrite("rope", &wgt::BlockConfig::rope);
 
   py::class_<wgt::BlockWeights> bw(m, "BlockWeights",
-                                   "Weights of a block (x @ W^T layout). Dense tensors, or QTensors set with set_quantized().");
+                                   "Weights of a block (x @ W^T layout): dense tensors; quantized() gives a copy with QTensor projections.");
   bw.def(py::init<>())
       .def_static("random", [](const wgt::BlockConfig& c, uint64_t seed, py::object dt, py::object dev) {
-            return wgt::BlockWeights::random(c, seed, to_dtype(dt), to_device(dev));
+            DType d = to_dtype(dt);
+            Device v = to_device(dev);
+            py::gil_scoped_release g;
+            return wgt::BlockWeights::random(c, seed, d, v);
           }, py::arg("cfg"), py::arg("seed"), py::arg("dtype") = "f32", py::arg("device") = "cpu",
           "Random weights scaled like a trained model's (~1/sqrt(fan_in)).")
-      .def("quantized", [](const wgt::BlockWeights& w, const std::string& t) { return w.quantized(wgt::qtype_from_name(t)); },
+      .def("quantized", [](const wgt::BlockWeights& w, const std::string& t) {
+             auto q = wgt::qtype_from_name(t);
+             py::gil_scoped_release g;
+             return w.quantized(q);
+           },
            py::arg("qtype"), "A copy with every dense projection quantized (norms stay dense).")
-      .def("to", [](const wgt::BlockWeights& w, py::object d) { return w.to(to_device(d)); }, py::arg("device"))
+      .def("to", [](const wgt::BlockWeights& w, py::object d) {
+             Device v = to_device(d);
+             py::gil_scoped_release g;
+             return w.to(v);
+           }, py::arg("device"))
       .def_property_readonly("device", [](const wgt::BlockWeights& w) { return w.device().str(); });
 #define WGT_W(name) bw.def_readwrite(#name, &wgt::BlockWeights::name)
   WGT_W(attn_norm); WGT_W(wq); WGT_W(wk); WGT_W(wv); WGT_W(wo); WGT_W(ffn_norm); WGT_W(w_gate); WGT_W(w_up); WGT_W(w_down);
@@ -156,7 +170,7 @@ void init_nn(py::module_& m) {
 
   py::class_<wgt::TransformerBlock>(m, "TransformerBlock",
                                     "Llama pre-norm block: h = x + attention(rope(...)) Wo^T; out = h + swiglu_ffn(rmsnorm(h), ...).")
-      .def(py::init<const wgt::BlockConfig&, wgt::BlockWeights>(), py::arg("cfg"), py::arg("weights"))
+      .def(py::init<const wgt::BlockConfig&, wgt::BlockWeights>(), py::arg("cfg"), py::arg("weights"), release_gil())
       .def("forward", &wgt::TransformerBlock::forward, py::arg("x"), py::arg("cache"), py::arg("pos"), release_gil(),
            "x [seq, dim]; pos must equal cache.size (the cache holds the earlier positions).")
       .def("make_cache", [](const wgt::TransformerBlock& b, int64_t n, py::object dt) { return b.make_cache(n, to_dtype(dt)); },

@@ -59,28 +59,56 @@ void init_ops(py::module_& m) {
   m.def("from_dlpack", &from_dlpack, py::arg("obj"),
         "A host tensor over a DLPack producer's memory (an object with __dlpack__, e.g. a NumPy array, or a\n"
         "capsule): zero-copy; the tensor keeps the producer's buffer alive.");
-  m.def("empty", [](const wgt::Shape& s, py::object dt, py::object dev) { return Tensor::empty(s, to_dtype(dt), to_device(dev)); },
+  m.def("empty", [](const wgt::Shape& s, py::object dt, py::object dev) {
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return Tensor::empty(s, d, v);
+        },
         py::arg("shape"), py::arg("dtype") = "f32", py::arg("device") = "cpu",
         "Uninitialized contiguous tensor (on a WebGPU device the bytes are undefined until written).");
-  m.def("full", [](const wgt::Shape& s, double v, py::object dt, py::object dev) { return wgt::full(s, v, to_dtype(dt), to_device(dev)); },
+  m.def("full", [](const wgt::Shape& s, double v, py::object dt, py::object dev) {
+          DType d = to_dtype(dt);
+          Device where = to_device(dev);
+          py::gil_scoped_release g;
+          return wgt::full(s, v, d, where);
+        },
         py::arg("shape"), py::arg("value"), py::arg("dtype") = "f32", py::arg("device") = "cpu");
-  m.def("zeros", [](const wgt::Shape& s, py::object dt, py::object dev) { return wgt::zeros(s, to_dtype(dt), to_device(dev)); },
+  m.def("zeros", [](const wgt::Shape& s, py::object dt, py::object dev) {
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return wgt::zeros(s, d, v);
+        },
         py::arg("shape"), py::arg("dtype") = "f32", py::arg("device") = "cpu");
-  m.def("ones", [](const wgt::Shape& s, py::object dt, py::object dev) { return wgt::ones(s, to_dtype(dt), to_device(dev)); },
+  m.def("ones", [](const wgt::Shape& s, py::object dt, py::object dev) {
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return wgt::ones(s, d, v);
+        },
         py::arg("shape"), py::arg("dtype") = "f32", py::arg("device") = "cpu");
   m.def("arange", [](double start, std::optional<double> stop, double step, py::object dt, py::object dev) {
-          if (!stop) return wgt::arange(0, start, step, to_dtype(dt), to_device(dev));
-          return wgt::arange(start, *stop, step, to_dtype(dt), to_device(dev));
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return stop ? wgt::arange(start, *stop, step, d, v) : wgt::arange(0, start, step, d, v);
         }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1.0, py::arg("dtype") = "f32",
         py::arg("device") = "cpu", "[start, stop) with step; numel = ceil((stop-start)/step). arange(n) is [0, n).");
   m.def("rand_uniform", [](const wgt::Shape& s, uint64_t seed, double lo, double hi, py::object dt, py::object dev) {
-          return wgt::rand_uniform(s, seed, lo, hi, to_dtype(dt), to_device(dev));
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return wgt::rand_uniform(s, seed, lo, hi, d, v);
         }, py::arg("shape"), py::arg("seed"), py::arg("low") = 0.0, py::arg("high") = 1.0, py::arg("dtype") = "f32",
         py::arg("device") = "cpu",
         "Counter-based random numbers in [low, high): the value at flat index i depends only on (seed, i), so\n"
         "every backend produces the same tensor.");
   m.def("rand_normal", [](const wgt::Shape& s, uint64_t seed, double mean, double sd, py::object dt, py::object dev) {
-          return wgt::rand_normal(s, seed, mean, sd, to_dtype(dt), to_device(dev));
+          DType d = to_dtype(dt);
+          Device v = to_device(dev);
+          py::gil_scoped_release g;
+          return wgt::rand_normal(s, seed, mean, sd, d, v);
         }, py::arg("shape"), py::arg("seed"), py::arg("mean") = 0.0, py::arg("stddev") = 1.0, py::arg("dtype") = "f32",
         py::arg("device") = "cpu", "Counter-based normal numbers (Box-Muller); the same tensor on every backend.");
 

@@ -49,6 +49,15 @@ py::dict adapter_dict(const wgt::WebGPUInfo& a) {
   return r;
 }
 
+// Runs f (which takes the runtime lock) without the GIL: a thread holding the runtime lock may
+// need the GIL to release a NumPy array that a dying tensor borrowed, so the GIL is never held
+// while waiting for the runtime lock.
+template <typename F>
+auto snapshot(F f) {
+  py::gil_scoped_release nogil;
+  return f();
+}
+
 }  // namespace
 
 void init_runtime(py::module_& m) {
@@ -73,13 +82,13 @@ void init_runtime(py::module_& m) {
           << ", memory_budget=" << p.memory_budget << ", trace=" << (p.trace ? "True" : "False") << ")";
         return o.str();
       });
-  m.def("get_policy", [] { return wgt::Runtime::get().policy(); }, "A copy of the current policy.");
-  m.def("_set_policy", [](const wgt::Policy& p) { wgt::Runtime::get().set_policy(p); });
+  m.def("get_policy", [] { return wgt::Runtime::get().policy(); }, release_gil(), "A copy of the current policy.");
+  m.def("_set_policy", [](const wgt::Policy& p) { wgt::Runtime::get().set_policy(p); }, release_gil());
 
-  m.def("last_decision", [] { return decision_dict(wgt::Runtime::get().last_decision()); },
+  m.def("last_decision", [] { return decision_dict(snapshot([] { return wgt::Runtime::get().last_decision(); })); },
         "The calling thread's latest op: {'op', 'backend', 'reason', 'fallback'}.");
   m.def("stats", [] {
-    const wgt::RuntimeStats s = wgt::Runtime::get().stats();
+    const wgt::RuntimeStats s = snapshot([] { return wgt::Runtime::get().stats(); });
     py::dict per_op;
     for (const auto& [op, backends] : s.per_op) {
       py::dict b;
@@ -92,20 +101,20 @@ void init_runtime(py::module_& m) {
     return r;
   }, "Counters since the last reset_stats(): per_op[op][backend] = {calls, fallbacks, bytes..., seconds, last_reason},\n"
      "and the totals.");
-  m.def("reset_stats", [] { wgt::Runtime::get().reset_stats(); }, "Zeroes the counters and empties the trace log.");
-  m.def("_set_record_log", [](bool on) { wgt::Runtime::get().set_record_log(on); });
+  m.def("reset_stats", [] { wgt::Runtime::get().reset_stats(); }, release_gil(), "Zeroes the counters and empties the trace log.");
+  m.def("_set_record_log", [](bool on) { wgt::Runtime::get().set_record_log(on); }, release_gil());
   m.def("trace_log", [] {
     py::list l;
-    for (const auto& d : wgt::Runtime::get().trace_log()) l.append(decision_dict(d));
+    for (const auto& d : snapshot([] { return wgt::Runtime::get().trace_log(); })) l.append(decision_dict(d));
     return l;
   }, "The decisions recorded while a trace() block is active (or recording was turned on).");
 
   m.def("synchronize", &wgt::synchronize, release_gil(), "Waits until every op so far has run on the devices.");
   m.def("pin", &wgt::pin, py::arg("t"), release_gil(), "Pins the tensor's storage on its device (counted; never evicted).");
   m.def("unpin", &wgt::unpin, py::arg("t"), release_gil(), "Undoes one pin(); InvalidArgument when not pinned.");
-  m.def("is_resident", [](const Tensor& t) { return wgt::Runtime::get().is_resident(t); }, py::arg("t"));
+  m.def("is_resident", [](const Tensor& t) { return wgt::Runtime::get().is_resident(t); }, py::arg("t"), release_gil());
   m.def("memory_stats", [](int device) {
-    const wgt::MemoryStats s = wgt::Runtime::get().memory_stats(device);
+    const wgt::MemoryStats s = snapshot([device] { return wgt::Runtime::get().memory_stats(device); });
     py::dict r;
     r["budget"] = s.budget, r["resident"] = s.resident, r["pinned"] = s.pinned, r["allocated"] = s.allocated;
     r["pooled"] = s.pooled, r["evicted_tensors"] = s.evicted_tensors;
@@ -131,7 +140,7 @@ void init_runtime(py::module_& m) {
   }, "The WebGPU adapters: name, vendor, backend, features, limits, ...");
   m.def("info", [] {
     std::ostringstream o;
-    const wgt::Policy p = wgt::Runtime::get().policy();
+    const wgt::Policy p = snapshot([] { return wgt::Runtime::get().policy(); });
     o << "wgtensor " << wgt::version() << "\n";
     o << "policy: mode=" << mode_name(p.mode) << " cpu_mode=" << (p.cpu_mode == wgt::CpuMode::Fast ? "fast" : "reference")
       << " fallback=" << (p.allow_fallback ? "on" : "off") << " min_gpu_work=" << p.min_gpu_work << "\n";

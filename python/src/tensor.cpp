@@ -133,10 +133,11 @@ void init_tensor(py::module_& m) {
       .def("__dlpack_device__", &dlpack_device)
       .def("__bool__", [](const Tensor& t) {
         if (t.numel() != 1) throw py::value_error("the truth value of a tensor with more than one element is ambiguous");
+        py::gil_scoped_release g;
         return t.item() != 0.0;
       })
-      .def("__float__", &Tensor::item)
-      .def("__int__", [](const Tensor& t) { return static_cast<int64_t>(t.item()); })
+      .def("__float__", &Tensor::item, release_gil())
+      .def("__int__", [](const Tensor& t) { return static_cast<int64_t>(t.item()); }, release_gil())
       .def("__iter__", [](py::object self) {
         const Tensor& t = self.cast<const Tensor&>();
         if (t.dim() == 0) throw py::type_error("iteration over a 0-d tensor");

@@ -127,3 +127,32 @@ def test_webgpu_tensors_download_and_refuse_dlpack(device):
         t.__dlpack__()
     np.testing.assert_array_equal(np.asarray(t), np.arange(6))
     assert t.cpu().device == "cpu"
+
+
+def test_threads_share_the_runtime_without_deadlock(device):
+    # Borrowed NumPy memory is released under the GIL while other threads run ops (without the
+    # GIL) and read the runtime's stats (which take its lock): none may wait on the other.
+    import threading
+
+    errors = []
+
+    def work(seed):
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(30):
+                a = rng.standard_normal((17, 9)).astype(np.float32)
+                t = wgt.from_numpy(a).to(device)
+                s = np.asarray(wgt.sum(t * 2.0, axis=1))
+                np.testing.assert_allclose(s, 2 * a.sum(axis=1), rtol=1e-4, atol=1e-4)
+                wgt.stats()
+                del t, a
+        except Exception as e:  # reported below: an assertion in a thread would be lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+    assert not any(th.is_alive() for th in threads), "a thread is stuck"
+    assert errors == []
