@@ -41,8 +41,8 @@ Tensor index(const Tensor& t, py::handle key) {
         wgt::throw_error(wgt::ErrorKind::Unsupported, "Tensor.__getitem__",
                          "slices with a negative step are not views here; use index_select with reversed indices");
       r = r.slice(d++, start, start + len * step, step);
-    } else if (py::isinstance<py::int_>(it) || py::hasattr(it, "__index__") && !py::isinstance<Tensor>(it) &&
-                                                   !py::isinstance<py::array>(it)) {
+    } else if (py::isinstance<py::int_>(it) ||
+               (py::hasattr(it, "__index__") && !py::isinstance<Tensor>(it) && !py::isinstance<py::array>(it))) {
       r = r.select(d, it.cast<int64_t>());
     } else {
       if (advanced)

@@ -76,3 +76,9 @@ for _name in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "r
               "matmul_t", "cast", "maximum", "minimum", "abs", "neg", "rms_norm", "layer_norm"):
     setattr(Tensor, _name, _method(getattr(_wgtensor, _name)))
 del _name
+
+# Classes print as wgtensor.Tensor, not wgtensor._wgtensor.Tensor.
+for _cls in vars(_wgtensor).values():
+    if isinstance(_cls, type) and _cls.__module__ == "wgtensor._wgtensor":
+        _cls.__module__ = "wgtensor"
+del _cls
