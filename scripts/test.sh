@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds wgtensor and runs every test: the full suite (core + WebGPU conformance on the
-# machine's adapter; in CI that must be Mesa's lavapipe), the core tests again under
+# machine's adapter, in CI Mesa's lavapipe; the Python module's pytest suite, ctest `python`;
+# the install of the package and a project built against it, ctest `install_consumer`),
+# the core tests again under
 # AddressSanitizer + UBSan, and the thread tests (core + WebGPU) under ThreadSanitizer.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,5 +30,5 @@ ninja -C build-tsan wgt_thread_tests
 echo "== thread tests under ThreadSanitizer =="
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$here/tsan.supp" \
   ./build-tsan/wgt_thread_tests
-echo "== all tests (core + WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}) =="
+echo "== all tests (core, WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}, Python, install) =="
 ctest --test-dir build -j "$jobs" --output-on-failure

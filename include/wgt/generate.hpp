@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -49,6 +50,32 @@ struct GenerateStats {
   double generate_seconds = 0;    // every later forward
   bool stopped_at_eog = false;
   bool context_full = false;
+};
+
+// The generation loop one token at a time, for callers that pull tokens (an iterator, e.g. the
+// Python module's model.generate) instead of receiving them in a callback. The constructor
+// runs the prompt from the model's current position (generate()'s checks and errors); each
+// next() returns the next sampled id, or nothing once the loop has ended: after an
+// end-of-generation id (is_eog; that id is still returned), after n_predict ids, or when the
+// context is full (no position left for the forward the next id needs). The model must
+// outlive the Generator and must not be run by anyone else meanwhile.
+class Generator {
+ public:
+  Generator(LanguageModel& model, const std::vector<int32_t>& prompt, const GenerateOptions& opt,
+            std::function<bool(int32_t)> is_eog = {});
+  std::optional<int32_t> next();
+  const GenerateStats& stats() const { return st_; }
+  bool done() const { return done_; }
+
+ private:
+  LanguageModel* model_;
+  GenerateOptions opt_;
+  std::function<bool(int32_t)> is_eog_;
+  Sampler sampler_;
+  GenerateStats st_;
+  std::vector<int32_t> history_;
+  int32_t pending_ = -1;  // sampled, not yet returned
+  bool done_ = false;
 };
 
 // Runs the prompt (from the model's current position), then samples up to n_predict tokens.

@@ -75,7 +75,7 @@ const std::vector<SettingInfo>& table() {
        "`wgt/profile.hpp`",
        0, 0, false, {}, num<&S::host_profile>},
       // ---- WebGPU runtime: read when the adapters and devices are created ----
-      {"WGT_DAWN_PATH", K::Path, "a file path", "`third_party/dawn/` of the build", "path of Dawn's `libwebgpu_wrapper.so`",
+      {"WGT_DAWN_PATH", K::Path, "a file path", "by name, through the binary's RUNPATH: Dawn's directory in the build tree, `<libdir>/wgtensor/` when installed", "path of Dawn's `libwebgpu_wrapper.so`",
        0, 0, false, {},
        [](S& s, const SettingValue& v, const std::string& e) { put(s.dawn_path, e, std::optional<std::string>(v.text)); }},
       {"WGT_WEBGPU_ADAPTER", K::Count, "an adapter ordinal from 0 to 1023 (`wgt info` lists them)", "0",

@@ -12,11 +12,10 @@ namespace wgt::webgpu {
 
 std::string dawn_library_path() {
   if (const auto& p = *settings().dawn_path) return *p;
-#ifdef WGT_DAWN_DEFAULT_PATH
-  return WGT_DAWN_DEFAULT_PATH;
-#else
+  // By name: the dynamic loader searches the RUNPATH of the object calling dlopen (the build
+  // tree's third_party/dawn in its binaries; <libdir>/wgtensor in installed ones, CMake
+  // package and pkg-config consumers included), then LD_LIBRARY_PATH and the system's paths.
   return "libwebgpu_wrapper.so";
-#endif
 }
 
 namespace {
@@ -32,14 +31,11 @@ Loaded load() {
   Loaded l;
   std::string path = dawn_library_path();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h && path.find('/') != std::string::npos) {
-    // A stale default path (moved checkout): try the plain name on the loader path.
-    h = dlopen("libwebgpu_wrapper.so", RTLD_NOW | RTLD_LOCAL);
-  }
   if (!h) {
     const char* e = dlerror();
     l.why = "cannot load Dawn from '" + path + "': " + (e ? e : "unknown error") +
-            "; set WGT_DAWN_PATH to libwebgpu_wrapper.so (scripts/setup.sh fetches it)";
+            "; set WGT_DAWN_PATH to libwebgpu_wrapper.so (scripts/setup.sh fetches it; `cmake --install` "
+            "copies it to <libdir>/wgtensor/)";
     return l;
   }
   // Resolve every entry point; a missing one means an incompatible Dawn build.

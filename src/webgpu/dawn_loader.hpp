@@ -16,8 +16,9 @@ struct Procs {
 }  // namespace api
 using api::Procs;
 
-// The process-wide table, loaded once: path from env WGT_DAWN_PATH, else the build's
-// WGT_DAWN_DEFAULT_PATH, else "libwebgpu_wrapper.so" on the loader's search path.
+// The process-wide table, loaded once: path from env WGT_DAWN_PATH, else
+// "libwebgpu_wrapper.so" on the loader's search path (the calling binary's RUNPATH, which
+// the build and the install set to Dawn's directory; CMakeLists.txt, cmake/install.cmake).
 // Returns nullptr and fills *why when the library or an entry point is missing.
 const Procs* dawn_procs(std::string* why);
 // The path the table was (or would be) loaded from.

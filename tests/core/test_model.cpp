@@ -247,6 +247,49 @@ TEST(ModelSynthetic, GenerateStopsAtContextAndCountsTokens) {
   EXPECT_EQ(generate(m, {1}, go, [](int32_t) { return true; }, nullptr).n_generated, 2);
 }
 
+// The pull form gives the ids and stats of the callback form; it returns the end-of-generation
+// id itself and then nothing, and ends at n_predict or a full context like generate().
+TEST(ModelSynthetic, GeneratorMatchesGenerate) {
+  SyntheticFile f("tiny", "q8_0");
+  ModelOptions o;
+  o.n_ctx = 12;
+  LanguageModel m = LanguageModel::load(f.path, o);
+  GenerateOptions go;
+  go.n_predict = -1;
+  go.sampling.seed = 9;
+  go.sampling.temperature = 1.5;  // varied ids, so that an id repeated by chance is the eog below
+  std::vector<int32_t> pushed;
+  const GenerateStats st = generate(m, {1, 7}, go, [&](int32_t id) { pushed.push_back(id); return true; }, nullptr);
+  m.reset();
+  Generator g(m, {1, 7}, go);
+  std::vector<int32_t> pulled;
+  while (auto id = g.next()) pulled.push_back(*id);
+  EXPECT_EQ(pulled, pushed);
+  EXPECT_EQ(g.stats().n_generated, st.n_generated);
+  EXPECT_TRUE(g.stats().context_full);
+  EXPECT_TRUE(st.context_full);
+  EXPECT_FALSE(g.next().has_value());  // stays ended
+
+  ASSERT_GE(pushed.size(), 3u);
+  const int32_t eog = pushed[2];
+  m.reset();
+  Generator ge(m, {1, 7}, go, [&](int32_t id) { return id == eog; });
+  std::vector<int32_t> until_eog;
+  while (auto id = ge.next()) until_eog.push_back(*id);
+  ASSERT_FALSE(until_eog.empty());
+  EXPECT_EQ(until_eog.back(), eog);
+  EXPECT_LE(until_eog.size(), 3u);
+  EXPECT_TRUE(ge.stats().stopped_at_eog);
+
+  go.n_predict = 2;
+  m.reset();
+  Generator g2(m, {1}, go);
+  int n = 0;
+  while (g2.next()) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_FALSE(g2.stats().context_full);
+}
+
 TEST(ModelConfigErrors, UnsupportedArchitectureAndMissingKeys) {
   const std::string path = temp_path("wgt-test-badarch");
   {
