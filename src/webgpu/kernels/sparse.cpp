@@ -141,6 +141,7 @@ void launch_spmm(Context& ctx, OpCall& call) {
 
 struct RowsParams {
   uint32_t rows, ip_off, v_off, y_off;
+  uint32_t zero, pad0, pad1, pad2;
 };
 
 Support check_rows(const Context&, const OpCall& call) {
@@ -158,7 +159,7 @@ void launch_rows(Context& ctx, OpCall& call) {
   if (rows == 0) return;
   // Lanes per row from the mean row length: a few entries per lane.
   const int64_t L = pow2_at_least(std::max<int64_t>(1, v.numel() / std::max<int64_t>(1, rows) / 4), 32);
-  RowsParams p{u32(rows), u32(ip.offset()), u32(v.offset()), u32(y.offset())};
+  RowsParams p{u32(rows), u32(ip.offset()), u32(v.offset()), u32(y.offset()), 0, 0, 0, 0};
   const int op = call.kind == OpKind::SpSoftmax ? 2 : call.attrs.reduce == ReduceOp::Max ? 1 : 0;
   ShaderVariant var{"sparse_rows",
                     {{"IW", iw(ip)}, {"VT", std::to_string(value_type(v.dtype()))}, {"L", std::to_string(L)},

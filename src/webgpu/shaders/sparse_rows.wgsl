@@ -6,6 +6,7 @@
 
 struct Params {
   rows: u32, ip_off: u32, v_off: u32, y_off: u32,
+  zero: u32, pad0: u32, pad1: u32, pad2: u32,  // zero: always 0 (below)
 }
 
 @group(0) @binding(0) var<storage, read> indptr: array<u32>;
@@ -23,8 +24,10 @@ var<workgroup> red: array<f32, 256>;
 var<workgroup> nan_seen: array<u32, 256>;
 
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
-fn ninf() -> f32 { return bitcast<f32>(0xff800000u); }
-fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+// Built from p.zero: a constant-folded bitcast to inf or NaN is a WGSL compile error.
+fn ninf() -> f32 { return bitcast<f32>(0xff800000u | p.zero); }
+fn pinf() -> f32 { return bitcast<f32>(0x7f800000u | p.zero); }
+fn qnan() -> f32 { return bitcast<f32>(0x7fc00000u | p.zero); }
 
 fn val(k: u32) -> f32 {
   let e = p.v_off + k;
@@ -88,7 +91,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
   if (m == ninf()) { sub = 0.0; }
   var se = 0.0;
   for (var k = k0 + lane; k < k1; k += L) { se += exp(val(k) - sub); }
-  let total = lanes_reduce(t, lane, se, is_nan(m) || m == bitcast<f32>(0x7f800000u), false);
+  let total = lanes_reduce(t, lane, se, is_nan(m) || m == pinf(), false);
   for (var k = k0 + lane; k < k1; k += L) {
     var o = exp(val(k) - sub) / total;
     if (is_nan(total) || total == 0.0) { o = qnan(); }
