@@ -30,6 +30,11 @@ const char* op_kind_name(OpKind k) {
     case OpKind::QMatMul: return "qmatmul";
     case OpKind::QDequantize: return "qdequantize";
     case OpKind::QGetRows: return "qget_rows";
+    case OpKind::SpMM: return "spmm";
+    case OpKind::SDDMM: return "sddmm";
+    case OpKind::SpAddDense: return "sparse_add_dense";
+    case OpKind::SpRowReduce: return "sparse_row_reduce";
+    case OpKind::SpSoftmax: return "sparse_softmax";
   }
   return "?";
 }

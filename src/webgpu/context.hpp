@@ -174,5 +174,6 @@ void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_
 void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
 void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention (branch transformer)
 void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
+void register_sparse_kernels(KernelRegistry&);       // SpMM, SDDMM, SpAddDense, SpRowReduce, SpSoftmax
 
 }  // namespace wgt::webgpu

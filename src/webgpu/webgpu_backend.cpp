@@ -153,6 +153,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   register_index_kernels(registry_);
   register_nn_kernels(registry_);
   register_quant_kernels(registry_);
+  register_sparse_kernels(registry_);
   arena_capacity_ = kArenaBytes;
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   make_status();
@@ -197,10 +198,13 @@ WebGPUBackend::~WebGPUBackend() {
 Support WebGPUBackend::supports(const OpCall& call) const {
   // Copy, Concat, IndexSelect and Gather move bits of any element size (i64 indices are read
   // as u32 pairs) and argmax writes its i64 result as u32 pairs: their kernels judge dtypes.
+  // The sparse kernels read i64 CSR indices as u32 words and judge their dtypes themselves.
   // Every other kernel computes in WGSL types. f16 is judged per kernel: packed f16 (u32
   // words + unpack2x16float) needs no shader-f16, only kernels with native f16 code do.
   const bool raw_in = call.kind == OpKind::Copy || call.kind == OpKind::Concat || call.kind == OpKind::IndexSelect ||
-                      call.kind == OpKind::Gather;
+                      call.kind == OpKind::Gather || call.kind == OpKind::SpMM || call.kind == OpKind::SDDMM ||
+                      call.kind == OpKind::SpAddDense || call.kind == OpKind::SpRowReduce ||
+                      call.kind == OpKind::SpSoftmax;
   const bool raw_out = raw_in || (call.kind == OpKind::Reduce && call.attrs.reduce == ReduceOp::ArgMax);
   auto check_tensor = [&](const Tensor& t, bool raw) -> Support {
     if (!t.defined()) return Support::yes();

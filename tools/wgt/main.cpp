@@ -226,6 +226,16 @@ int cmd_caps() {
       {"qmatmul_t", OpKind::QMatMul, q4, {{4, 64}, {64 * qrow}}, Shape{4, 64}, DType::F32, {{1, DType::U8}}},
       {"dequantize", OpKind::QDequantize, q4, {{64, qrow}}, Shape{64, 64}, DType::F32, {{0, DType::U8}}},
       {"get_rows", OpKind::QGetRows, q4, {{64, qrow}, {8}}, Shape{8, 64}, DType::F32, {{0, DType::U8}, {1, DType::I32}}},
+      // sparse: a 64 x 64 CSR matrix with 256 stored entries, i32 indices
+      {"spmm", OpKind::SpMM, [](OpAttrs& a) { a.sp_cols = 64; }, {{65}, {256}, {256}, {64, 16}, {64}}, Shape{64, 16}, {},
+       {{0, DType::I32}, {1, DType::I32}, {4, DType::I32}}},
+      {"sddmm", OpKind::SDDMM, [](OpAttrs& a) { a.sp_cols = 64; }, {{65}, {256}, {64, 16}, {16, 64}}, Shape{256}, {},
+       {{0, DType::I32}, {1, DType::I32}}},
+      {"sp_add_dense", OpKind::SpAddDense, [](OpAttrs& a) { a.sp_cols = 64; }, {{65}, {256}, {256}, {64, 64}},
+       Shape{64, 64}, {}, {{0, DType::I32}, {1, DType::I32}}},
+      {"sp_row_sum", OpKind::SpRowReduce, [](OpAttrs& a) { a.reduce = ReduceOp::Sum; }, {{65}, {256}}, Shape{64}, {},
+       {{0, DType::I32}}},
+      {"sp_softmax", OpKind::SpSoftmax, [](OpAttrs&) {}, {{65}, {256}}, Shape{256}, {}, {{0, DType::I32}}},
   };
   // Whether the probed dtype reaches any operand: cases with only fixed dtypes are probed once.
   auto uses_dtype = [](const CapCase& c) { return !c.out_dtype || c.fixed.size() < c.inputs.size(); };

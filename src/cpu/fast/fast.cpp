@@ -30,6 +30,10 @@ bool dispatch(OpCall& call) {
     case OpKind::QMatMul: return try_qmatmul(call);
     case OpKind::QDequantize: return try_qdequantize(call);
     case OpKind::QGetRows: return try_qget_rows(call);
+    case OpKind::SpMM: return try_spmm(call);
+    case OpKind::SDDMM: return try_sddmm(call);
+    case OpKind::SpRowReduce: return try_sp_row_reduce(call);
+    case OpKind::SpSoftmax: return try_sp_softmax(call);
     default: return false;
   }
 }

@@ -22,6 +22,10 @@ bool try_matmul(OpCall& call);
 bool try_qmatmul(OpCall& call);      // src/cpu/fast/quant.cpp
 bool try_qdequantize(OpCall& call);
 bool try_qget_rows(OpCall& call);
+bool try_spmm(OpCall& call);         // src/cpu/fast/sparse.cpp
+bool try_sddmm(OpCall& call);
+bool try_sp_row_reduce(OpCall& call);
+bool try_sp_softmax(OpCall& call);
 
 // Walks a contiguous output of shape `out_shape` together with operands broadcast to it.
 // Dims are coalesced where every operand allows it, so a fully contiguous call becomes one

@@ -33,6 +33,12 @@ void run_kv_append(OpCall& call);  // writes into inputs[0] in place
 void run_qmatmul(OpCall& call);
 void run_qdequantize(OpCall& call);
 void run_qget_rows(OpCall& call);
+// sparse CSR, src/cpu/reference/sparse.cpp (contracts: src/sparse/sparse_ops.cpp)
+void run_spmm(OpCall& call);
+void run_sddmm(OpCall& call);
+void run_sp_add_dense(OpCall& call);
+void run_sp_row_reduce(OpCall& call);
+void run_sp_softmax(OpCall& call);
 QType call_qtype(const OpCall& call);  // attrs.qtype, checked
 Tensor host_rows(const Tensor& t);     // t itself when contiguous, else a compacted host copy
 std::vector<int64_t> qget_rows_ids(const OpCall& call);  // QGetRows' ids, range-checked (OutOfRange)

@@ -78,6 +78,11 @@ void execute(OpCall& call) {
     case OpKind::QMatMul: return run_qmatmul(call);
     case OpKind::QDequantize: return run_qdequantize(call);
     case OpKind::QGetRows: return run_qget_rows(call);
+    case OpKind::SpMM: return run_spmm(call);
+    case OpKind::SDDMM: return run_sddmm(call);
+    case OpKind::SpAddDense: return run_sp_add_dense(call);
+    case OpKind::SpRowReduce: return run_sp_row_reduce(call);
+    case OpKind::SpSoftmax: return run_sp_softmax(call);
   }
   throw_error(ErrorKind::Unsupported, call.name, std::string("op kind ") + op_kind_name(call.kind) + " has no reference kernel");
 }

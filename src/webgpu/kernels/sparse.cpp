@@ -1,0 +1,242 @@
+// WebGPU launchers of the sparse CSR ops (contracts: src/sparse/sparse_ops.cpp): SpMM/SpMV
+// with the schedule the front-end chose from the matrix's row statistics, SDDMM, the
+// per-row reductions and softmax, and sparse + dense. Index arrays are i32 or i64 (the low
+// word is read; every index and nnz fit in 31 bits, which check_sizes() makes sure of);
+// values f32, f16 or bf16 (packed), accumulated in f32.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "webgpu/context.hpp"
+#include "wgt/sparse.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+constexpr int64_t kU31 = int64_t{1} << 31;
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+int value_type(DType dt) {
+  switch (dt) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::BF16: return 2;
+    default: return -1;
+  }
+}
+
+std::string iw(const Tensor& idx) { return idx.dtype() == DType::I64 ? "2" : "1"; }
+
+// Largest element offset a strided view reaches (strides are >= 0 for every view).
+int64_t last_elem(const Tensor& t) {
+  int64_t e = t.offset();
+  for (int d = 0; d < t.dim(); ++d) e += (t.size(d) - 1) * t.strides()[d];
+  return e;
+}
+
+// The CSR arrays: index dtype, 1-D, sizes inside the kernels' 31-bit element arithmetic.
+Support check_csr(const Tensor& ip, const Tensor* ix) {
+  if (ip.dtype() != DType::I32 && ip.dtype() != DType::I64) return Support::no("indptr must be i32 or i64");
+  if (ix && ix->dtype() != ip.dtype()) return Support::no("indptr and indices differ in dtype");
+  if (ip.numel() >= kU31 || (ix && ix->numel() >= kU31)) return Support::no("2^31 or more rows or stored entries");
+  return Support::yes();
+}
+
+Support check_value(const Tensor& t, const char* what) {
+  if (value_type(t.dtype()) < 0) return Support::no(std::string(what) + " dtype " + dtype_name(t.dtype()) + " (WebGPU: f32, f16, bf16)");
+  for (int d = 0; d < t.dim(); ++d)
+    if (t.strides()[d] < 0) return Support::no("negative strides");
+  if (t.numel() > 0 && last_elem(t) >= kU31) return Support::no(std::string(what) + " reaches past element 2^31");
+  return Support::yes();
+}
+
+void launch(Context& ctx, const ShaderVariant& v, std::vector<Arg> args, const void* params, size_t size,
+            uint64_t groups) {
+  if (groups == 0) return;
+  auto [gx, gy] = ctx.grid(groups);
+  Dispatch d;
+  d.pipeline = ctx.pipeline(v);
+  d.args = std::move(args);
+  d.params = params;
+  d.params_size = size;
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
+int64_t pow2_at_least(int64_t v, int64_t cap) {
+  int64_t p = 1;
+  while (p < v && p < cap) p *= 2;
+  return p;
+}
+
+// ---------------- SpMM / SpMV ----------------
+
+struct SpmmParams {
+  uint32_t count, list_off, n, y_off;
+  uint32_t ip_off, ix_off, v_off, b_off;
+  uint32_t bs0, bs1, pad0, pad1;
+};
+
+Support check_spmm(const Context&, const OpCall& call) {
+  if (call.inputs.size() != 5) return Support::no("expects {indptr, indices, values, B, bin_rows}");
+  const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &v = call.inputs[2], &b = call.inputs[3];
+  if (Support s = check_csr(ip, &ix); !s.ok) return s;
+  if (Support s = check_value(v, "values"); !s.ok) return s;
+  if (Support s = check_value(b, "dense operand"); !s.ok) return s;
+  if (b.dtype() != v.dtype()) return Support::no("values and dense operand differ in dtype");
+  if (call.attrs.sp_cols >= kU31) return Support::no("2^31 or more columns");
+  const int64_t n = b.dim() == 1 ? 1 : b.size(1);
+  if ((ip.numel() - 1) * n >= kU31) return Support::no("output of 2^31 or more elements");
+  return Support::yes();
+}
+
+void launch_spmm(Context& ctx, OpCall& call) {
+  const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
+  const Tensor& b = call.inputs[3];
+  const Tensor& y = call.outputs[0];
+  const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
+  if (rows == 0 || n == 0) return;
+  SpmmParams p{};
+  p.n = u32(n);
+  p.y_off = u32(y.offset());
+  p.ip_off = u32(ip.offset());
+  p.ix_off = u32(ix.offset());
+  p.v_off = u32(v.offset());
+  p.b_off = u32(b.offset());
+  p.bs0 = u32(b.strides()[0]);
+  p.bs1 = b.dim() == 2 ? u32(b.strides()[1]) : 0;
+  // Columns across C lanes (a warp-wide read of a row-major B row), entries across L lanes.
+  const int64_t C = n == 1 ? 1 : pow2_at_least(n, 64);
+  const auto sched = static_cast<SparseSchedule>(call.attrs.sp_schedule);
+  const std::string vt = std::to_string(value_type(v.dtype()));
+  // The bin list is read only by the binned schedule; any buffer fills its slot otherwise.
+  const Tensor& list = call.inputs[4];
+  auto run = [&](int64_t lanes, bool use_list, int64_t first, int64_t count) {
+    const int64_t L = std::max<int64_t>(1, std::min(lanes, 256 / C));
+    const int64_t R = 256 / (L * C);
+    SpmmParams q = p;
+    q.count = u32(count);
+    q.list_off = u32(first + (use_list ? list.offset() : 0));
+    ShaderVariant var{"sparse_spmm",
+                      {{"IW", iw(ip)}, {"VT", vt}, {"L", std::to_string(L)}, {"C", std::to_string(C)},
+                       {"LIST", use_list ? "1" : "0"}}};
+    launch(ctx, var, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(b), ctx.arg(list), ctx.arg(y, false)}, &q,
+           sizeof q, static_cast<uint64_t>((count + R - 1) / R));
+  };
+  if (sched == SparseSchedule::Binned && list.dtype() == DType::I32 && list.numel() == rows) {
+    for (int bin = 0; bin < CsrRowStats::kBins; ++bin) {
+      const int64_t b0 = call.attrs.sp_bin_start[bin], b1 = call.attrs.sp_bin_start[bin + 1];
+      if (b1 > b0) run(CsrRowStats::kBinLanes[bin], true, b0, b1 - b0);
+    }
+  } else if (sched == SparseSchedule::GroupPerRow) {
+    run(call.attrs.sp_lanes, false, 0, rows);
+  } else {
+    run(1, false, 0, rows);
+  }
+}
+
+// ---------------- row reductions, softmax ----------------
+
+struct RowsParams {
+  uint32_t rows, ip_off, v_off, y_off;
+  uint32_t zero, pad0, pad1, pad2;
+};
+
+Support check_rows(const Context&, const OpCall& call) {
+  if (call.inputs.size() != 2) return Support::no("expects {indptr, values}");
+  if (Support s = check_csr(call.inputs[0], nullptr); !s.ok) return s;
+  if (call.kind == OpKind::SpRowReduce && call.attrs.reduce != ReduceOp::Sum && call.attrs.reduce != ReduceOp::Max)
+    return Support::no("row reductions are sum and max");
+  return check_value(call.inputs[1], "values");
+}
+
+void launch_rows(Context& ctx, OpCall& call) {
+  const Tensor ip = ctx.dense(call.inputs[0]), v = ctx.dense(call.inputs[1]);
+  const Tensor& y = call.outputs[0];
+  const int64_t rows = ip.numel() - 1;
+  if (rows == 0) return;
+  // Lanes per row from the mean row length: a few entries per lane.
+  const int64_t L = pow2_at_least(std::max<int64_t>(1, v.numel() / std::max<int64_t>(1, rows) / 4), 32);
+  RowsParams p{u32(rows), u32(ip.offset()), u32(v.offset()), u32(y.offset()), 0, 0, 0, 0};
+  const int op = call.kind == OpKind::SpSoftmax ? 2 : call.attrs.reduce == ReduceOp::Max ? 1 : 0;
+  ShaderVariant var{"sparse_rows",
+                    {{"IW", iw(ip)}, {"VT", std::to_string(value_type(v.dtype()))}, {"L", std::to_string(L)},
+                     {"OP", std::to_string(op)}}};
+  launch(ctx, var, {ctx.arg(ip), ctx.arg(v), ctx.arg(y, false)}, &p, sizeof p,
+         static_cast<uint64_t>((rows + 256 / L - 1) / (256 / L)));
+}
+
+// ---------------- SDDMM ----------------
+
+struct SddmmParams {
+  uint32_t nnz, rows, kdim, y_off;
+  uint32_t ip_off, ix_off, x_off, w_off;
+  uint32_t xs0, xs1, ws0, ws1;
+};
+
+Support check_sddmm(const Context&, const OpCall& call) {
+  if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, x, y}");
+  const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &x = call.inputs[2], &w = call.inputs[3];
+  if (Support s = check_csr(ip, &ix); !s.ok) return s;
+  if (Support s = check_value(x, "x"); !s.ok) return s;
+  if (Support s = check_value(w, "y"); !s.ok) return s;
+  if (x.dtype() != w.dtype()) return Support::no("x and y differ in dtype");
+  return Support::yes();
+}
+
+void launch_sddmm(Context& ctx, OpCall& call) {
+  const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]);
+  const Tensor &x = call.inputs[2], &w = call.inputs[3];
+  const Tensor& y = call.outputs[0];
+  const int64_t nnz = ix.numel();
+  if (nnz == 0) return;
+  SddmmParams p{u32(nnz), u32(ip.numel() - 1), u32(x.size(1)), u32(y.offset()),
+                u32(ip.offset()), u32(ix.offset()), u32(x.offset()), u32(w.offset()),
+                u32(x.strides()[0]), u32(x.strides()[1]), u32(w.strides()[0]), u32(w.strides()[1])};
+  ShaderVariant var{"sparse_sddmm", {{"IW", iw(ip)}, {"VT", std::to_string(value_type(x.dtype()))}}};
+  launch(ctx, var, {ctx.arg(ip), ctx.arg(ix), ctx.arg(x), ctx.arg(w), ctx.arg(y, false)}, &p, sizeof p,
+         static_cast<uint64_t>((nnz + 255) / 256));
+}
+
+// ---------------- sparse + dense ----------------
+
+struct AddParams {
+  uint32_t rows, cols, y_off, ip_off;
+  uint32_t ix_off, v_off, pad0, pad1;
+};
+
+Support check_add(const Context&, const OpCall& call) {
+  if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, values, dense}");
+  if (Support s = check_csr(call.inputs[0], &call.inputs[1]); !s.ok) return s;
+  // 16-bit rows may share an output word with the next row: the scatter is f32 only.
+  if (call.inputs[2].dtype() != DType::F32 || call.inputs[3].dtype() != DType::F32)
+    return Support::no("sparse + dense runs f32 on WebGPU");
+  if (call.inputs[3].numel() >= kU31) return Support::no("dense operand of 2^31 or more elements");
+  return Support::yes();
+}
+
+void launch_add(Context& ctx, OpCall& call) {
+  const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
+  Tensor& y = call.outputs[0];
+  OpCall copy{OpKind::Copy, call.name, {call.inputs[3]}, {y}, {}};
+  ctx.run_op(copy);
+  const int64_t rows = ip.numel() - 1;
+  if (rows == 0 || ix.numel() == 0) return;
+  AddParams p{u32(rows), u32(y.size(1)), u32(y.offset()), u32(ip.offset()), u32(ix.offset()), u32(v.offset()), 0, 0};
+  launch(ctx, {"sparse_add_dense", {{"IW", iw(ip)}}}, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(y, false)}, &p,
+         sizeof p, static_cast<uint64_t>((rows + 255) / 256));
+}
+
+}  // namespace
+
+void register_sparse_kernels(KernelRegistry& r) {
+  r.add(OpKind::SpMM, check_spmm, launch_spmm);
+  r.add(OpKind::SpRowReduce, check_rows, launch_rows);
+  r.add(OpKind::SpSoftmax, check_rows, launch_rows);
+  r.add(OpKind::SDDMM, check_sddmm, launch_sddmm);
+  r.add(OpKind::SpAddDense, check_add, launch_add);
+}
+
+}  // namespace wgt::webgpu

@@ -1,0 +1,235 @@
+// The sparse CSR kernels on WebGPU against the CPU reference: SpMV/SpMM under every
+// schedule (thread per row, lanes per row, binned) on generated matrices (empty, empty rows
+// with one dense row, diagonal, banded, uniform, R-MAT), f32/f16/bf16 values, i32/i64
+// indices, row-major/column-major/sliced dense operands, more dense columns than a
+// workgroup's column lanes; SDDMM, row sum/max, softmax, sparse + dense; NaN; fallback,
+// gpu-strict errors, pinning and the budget.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sparse/generate.hpp"
+#include "webgpu_test.hpp"
+#include "wgt/sparse.hpp"
+#include "wgt/wgt.hpp"
+
+namespace wgt {
+namespace {
+
+const Device kGpu = Device::webgpu(0);
+
+class WebGpuSparse : public wgt::testing::WebGpuTest {
+ protected:
+  void TearDown() override {
+    force_sparse_schedule(std::nullopt);
+    WebGpuTest::TearDown();
+  }
+  std::vector<double> host(const Tensor& t) {
+    use_cpu_reference();
+    return cast(t.cpu(), DType::F64).to_vector<double>();
+  }
+  // f(device) on the CPU reference and on the GPU (no fallback): same values within tol,
+  // NaN where the reference has NaN, and the GPU ran it.
+  void check(const std::string& what, double tol, const std::function<Tensor(Device)>& f) {
+    SCOPED_TRACE(what);
+    use_cpu_reference();
+    const std::vector<double> want = host(f(Device::cpu()));
+    use_gpu();
+    Runtime::get().reset_stats();
+    const Tensor got_t = f(kGpu);
+    const OpDecision dec = Runtime::get().last_decision();
+    EXPECT_EQ(dec.backend.rfind("webgpu", 0), 0u) << dec.backend << ": " << dec.reason;
+    EXPECT_EQ(Runtime::get().stats().fallbacks, 0u);
+    const std::vector<double> got = host(got_t);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << "[" << i << "] got " << got[i];
+      } else if (std::isinf(want[i])) {
+        EXPECT_EQ(got[i], want[i]) << "[" << i << "]";
+      } else {
+        EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << "[" << i << "]";
+      }
+    }
+  }
+  static std::vector<std::pair<const char*, sparse_gen::HostCsr>> matrices() {
+    using namespace sparse_gen;
+    return {{"empty", empty_rows(5, 9)},
+            {"empty-rows+dense-row", mixed(67, 300, 3, 0.5, 20, 1)},
+            {"diagonal", diagonal(45, 2)},
+            {"banded", banded(53, 4, 3)},
+            {"uniform", uniform(70, 90, 11, 4)},
+            {"rmat", rmat(9, 6, 5)}};
+  }
+  static double tol_of(DType dt, int64_t max_len) {
+    const double t = dt == DType::F32 ? 1e-5 : dt == DType::F16 ? 4e-3 : 3e-2;
+    return t * std::sqrt(static_cast<double>(std::max<int64_t>(1, max_len)));
+  }
+};
+
+Tensor dense_input(const Shape& s, uint64_t seed, DType dt, Device d) {
+  return cast(rand_uniform(s, seed, -1, 1), dt).to(d);
+}
+
+// Each value dtype and both index widths, in three mixes (lavapipe compiles every variant).
+const std::pair<DType, DType> kMixes[] = {{DType::I32, DType::F32}, {DType::I64, DType::F16}, {DType::I32, DType::BF16}};
+
+TEST_F(WebGpuSparse, SpmvSpmmDtypes) {
+  for (const auto& [name, m] : matrices())
+    for (const auto& [idx, dt] : kMixes) {
+      const std::string what = std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt);
+      use_cpu_reference();
+      const CsrTensor a = sparse_gen::to_csr(m, idx, dt);
+      const double tol = tol_of(dt, a.stats().max_len);
+      check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, dt, d)); });
+      // 70 columns: more than the 64 column lanes of a workgroup, column-major.
+      check(what + " spmm col-major", tol,
+            [&](Device d) { return spmm(a.to(d), dense_input({70, a.cols()}, 3, dt, d).t()); });
+    }
+}
+
+TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
+  for (const auto& [name, m] : matrices())
+    for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned}) {
+      const std::string what = std::string(name) + " " + sparse_schedule_name(sc);
+      force_sparse_schedule(sc);
+      use_cpu_reference();
+      const CsrTensor a = sparse_gen::to_csr(m, DType::I32, DType::F32);
+      ASSERT_EQ(choose_schedule(a, 1).schedule, sc);
+      const double tol = tol_of(DType::F32, a.stats().max_len);
+      check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, DType::F32, d)); });
+      check(what + " spmm row-major", tol,
+            [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 5}, 2, DType::F32, d)); });
+      check(what + " spmm sliced", tol,
+            [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 9}, 4, DType::F32, d).slice(1, 1, 9, 3)); });
+    }
+}
+
+TEST_F(WebGpuSparse, RowOpsSddmmAdd) {
+  for (const auto& [name, m] : matrices())
+    for (const auto& [idx, dt] : kMixes) {
+        const std::string what = std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt);
+        use_cpu_reference();
+        const CsrTensor a = sparse_gen::to_csr(m, idx, dt);
+        const double tol = tol_of(dt, a.stats().max_len);
+        check(what + " row sum", tol, [&](Device d) { return sparse_row_sum(a.to(d)); });
+        check(what + " row max", 0, [&](Device d) { return sparse_row_max(a.to(d)); });
+        check(what + " softmax", tol, [&](Device d) { return sparse_softmax(a.to(d)).values(); });
+        check(what + " sddmm", tol_of(dt, 7), [&](Device d) {
+          return sddmm(a.to(d), dense_input({a.rows(), 7}, 5, dt, d), dense_input({a.cols(), 7}, 6, dt, d).t()).values();
+        });
+        if (dt == DType::F32)
+          check(what + " add", 1e-6, [&](Device d) { return add(dense_input({a.rows(), a.cols()}, 7, dt, d), a.to(d)); });
+      }
+}
+
+TEST_F(WebGpuSparse, NaNAndInf) {
+  use_cpu_reference();
+  // Rows: [NaN, 1], [-inf, -inf], [inf, 2], [3, 4].
+  const CsrTensor a = CsrTensor::from_parts(Tensor::from_vector<int32_t>({0, 2, 4, 6, 8}, {5}),
+                                            Tensor::from_vector<int32_t>({0, 1, 0, 1, 0, 1, 0, 1}, {8}),
+                                            Tensor::from_vector<float>({NAN, 1, -INFINITY, -INFINITY, INFINITY, 2, 3, 4}, {8}),
+                                            {4, 2});
+  check("row max", 0, [&](Device d) { return sparse_row_max(a.to(d)); });
+  check("row sum", 1e-6, [&](Device d) { return sparse_row_sum(a.to(d)); });
+  check("softmax", 1e-6, [&](Device d) { return sparse_softmax(a.to(d)).values(); });
+  check("spmv NaN x", 1e-6, [&](Device d) {
+    return spmv(a.with_values(Tensor::from_vector<float>({1, 1, 1, 1, 1, 1, 1, 1}, {8})).to(d),
+                Tensor::from_vector<float>({NAN, 1}, {2}).to(d));
+  });
+}
+
+TEST_F(WebGpuSparse, FallbackAndStrictErrors) {
+  use_cpu_reference();
+  const CsrTensor a = sparse_gen::to_csr(sparse_gen::uniform(40, 30, 4, 9), DType::I32, DType::F64);
+  const Tensor x = dense_input({30}, 1, DType::F64, Device::cpu());
+  const std::vector<double> want = host(spmv(a, x));
+  // f64 has no WGSL type: with fallback allowed the CPU runs it (counted), result on the device.
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.allow_fallback = true;
+  Runtime::get().set_policy(p);
+  Runtime::get().reset_stats();
+  const CsrTensor ag = a.to(kGpu);
+  const Tensor y = spmv(ag, x.to(kGpu));
+  EXPECT_TRUE(Runtime::get().last_decision().fallback);
+  EXPECT_EQ(Runtime::get().stats().fallbacks, 1u);
+  EXPECT_TRUE(y.device() == kGpu);
+  EXPECT_EQ(host(y), want);
+  // Without fallback, and under gpu-strict: a typed Unsupported naming the op.
+  for (bool strict : {false, true}) {
+    p.allow_fallback = false;
+    p.mode = strict ? PolicyMode::GpuStrict : PolicyMode::Auto;
+    Runtime::get().set_policy(p);
+    try {
+      (void)spmv(ag, x.to(kGpu));
+      ADD_FAILURE() << "f64 spmv on WebGPU did not throw";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find("spmv"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(WebGpuSparse, DeviceArraysAndConversions) {
+  use_cpu_reference();
+  const CsrTensor h = sparse_gen::to_csr(sparse_gen::mixed(23, 17, 3, 0.3, 5, 8), DType::I32);
+  // Arrays already on the device: validated by a read-back, statistics identical, and the
+  // conversions return matrices on the device with the host's values.
+  const CsrTensor g = CsrTensor::from_parts(h.indptr().to(kGpu), h.indices().to(kGpu), h.values().to(kGpu), h.shape());
+  EXPECT_TRUE(g.device() == kGpu);
+  EXPECT_TRUE(g.bin_rows().device() == kGpu);
+  EXPECT_EQ(g.stats().max_len, h.stats().max_len);
+  EXPECT_EQ(g.stats().empty_rows, h.stats().empty_rows);
+  EXPECT_EQ(host(g.to_dense()), host(h.to_dense()));
+  const CsrTensor gt = g.transpose();
+  EXPECT_TRUE(gt.device() == kGpu);
+  EXPECT_EQ(host(gt.to_dense()), host(h.transpose().to_dense()));
+  const Tensor sel = Tensor::from_vector<int64_t>({5, 0, 22, 5}, {4});
+  const CsrTensor gs = index_select_rows(g, sel.to(kGpu));
+  EXPECT_TRUE(gs.device() == kGpu);
+  EXPECT_EQ(host(gs.to_dense()), host(index_select_rows(h, sel).to_dense()));
+  // A bad device array is caught by the same validation.
+  std::vector<int32_t> bad = h.indices().to_vector<int32_t>();
+  bad[0] = 17;
+  try {
+    (void)CsrTensor::from_parts(h.indptr().to(kGpu), Tensor::from_vector(bad, {h.nnz()}).to(kGpu), h.values().to(kGpu),
+                                h.shape());
+    ADD_FAILURE() << "column 17 of 17 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfRange) << e.what();
+  }
+}
+
+TEST_F(WebGpuSparse, ResidencyPinningBudget) {
+  use_cpu_reference();
+  const CsrTensor a = sparse_gen::to_csr(sparse_gen::uniform(200, 100, 8, 2), DType::I64);
+  use_gpu();
+  const uint64_t pinned0 = Runtime::get().memory_stats().pinned;
+  const CsrTensor g = a.to(kGpu);
+  EXPECT_TRUE(Runtime::get().is_resident(g.values()));
+  EXPECT_TRUE(Runtime::get().is_resident(g.indices()));
+  g.pin();
+  const uint64_t csr_bytes = g.indptr().nbytes() + g.indices().nbytes() + g.values().nbytes() + g.bin_rows().nbytes();
+  EXPECT_GE(Runtime::get().memory_stats().pinned - pinned0, csr_bytes);
+  g.unpin();
+  EXPECT_EQ(Runtime::get().memory_stats().pinned, pinned0);
+  // Host operands whose working set exceeds the budget run on the CPU under auto (not a
+  // fallback), with the same result.
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.min_gpu_work = 0;
+  p.memory_budget = 1024;
+  Runtime::get().set_policy(p);
+  const Tensor x = rand_uniform({100}, 3);
+  const Tensor y = spmv(a, x);
+  EXPECT_TRUE(Runtime::get().last_decision().backend.rfind("cpu", 0) == 0) << Runtime::get().last_decision().backend;
+  EXPECT_FALSE(Runtime::get().last_decision().fallback);
+  EXPECT_TRUE(y.device().is_cpu());
+}
+
+}  // namespace
+}  // namespace wgt
