@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -141,7 +142,7 @@ bool resolve_dawn_engine(const std::string& request, const EngineLocations& loc,
     if (loc.exists(dir + "/ld-linux-x86-64.so.2") && loc.exists(dir + "/libc.so.6")) {
       e.runtime_dir = dir;
       // A copy unpacked by setup_dawn_debian.sh: its stamp is three levels up (usr/lib/<arch>).
-      const std::string prefix = dir_of(dir_of(dir));
+      const std::string prefix = dir_of(dir_of(dir_of(dir)));
       e.glibc_needed = stamp_value(prefix, "glibc");
       e.version = stamp_value(prefix, "version");
     }
@@ -179,7 +180,11 @@ void reexec_under_runtime(const DawnEngine& engine, int argc, char** argv, std::
   exe[n] = '\0';
   std::vector<char*> args;
   std::string argv0 = argc > 0 && argv && argv[0] ? argv[0] : exe;
-  const char* fixed[] = {ldso.c_str(), "--library-path", engine.runtime_dir.c_str(), "--argv0", argv0.c_str(), exe};
+  // --library-path replaces LD_LIBRARY_PATH for the new image: keep its directories after the
+  // runtime's (libraries carried beside the program, e.g. scripts/device_unpack.sh's).
+  std::string path = engine.runtime_dir;
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH"); ld && *ld) path += std::string(":") + ld;
+  const char* fixed[] = {ldso.c_str(), "--library-path", path.c_str(), "--argv0", argv0.c_str(), exe};
   for (const char* a : fixed) args.push_back(const_cast<char*>(a));
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);

@@ -4,7 +4,11 @@
 // layout of wgpu_api.hpp is checked against that header: nothing in the table is guessed.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -290,6 +294,31 @@ TEST(DawnEngine, PathsRunUnderTheRuntimeBesideThem) {
   // A loader without its libc is not a runtime.
   ASSERT_TRUE(resolve_dawn_engine(kPriv, fake({kPrivDir + "/ld-linux-x86-64.so.2"}), &e, &why));
   EXPECT_TRUE(e.runtime_dir.empty());
+}
+
+// A private copy named by path (as scripts/device_unpack.sh does on the GPU machine): the
+// runtime beside it, and the version and glibc from the stamp of its prefix.
+TEST(DawnEngine, PathIntoAPrivatePrefixReadsItsStamp) {
+  const std::filesystem::path prefix = std::filesystem::temp_directory_path() / ("wgt_dawn_prefix_" + std::to_string(::getpid()));
+  const std::filesystem::path lib = prefix / "usr/lib/x86_64-linux-gnu";
+  std::filesystem::create_directories(lib);
+  for (const char* f : {"ld-linux-x86-64.so.2", "libc.so.6", "libwebgpu_dawn.so.0"}) std::ofstream(lib / f) << "x";
+  std::ofstream(prefix / "wgt-engine.txt") << "version=0.0~test-1\nglibc=2.43\nabc\n";
+  EngineLocations loc = fake({});
+  loc.exists = [](const std::string& p) { return std::filesystem::is_regular_file(p); };
+  DawnEngine e;
+  std::string why;
+  ASSERT_TRUE(resolve_dawn_engine((lib / "libwebgpu_dawn.so.0").string(), loc, &e, &why)) << why;
+  EXPECT_EQ(e.runtime_dir, lib.string());
+  EXPECT_EQ(e.version, "0.0~test-1");
+  EXPECT_EQ(e.glibc_needed, "2.43");
+  // The same prefix as the build's private copy: `debian` finds it, with the same stamp.
+  loc.private_debian_prefix = prefix.string();
+  ASSERT_TRUE(resolve_dawn_engine("debian", loc, &e, &why)) << why;
+  EXPECT_EQ(e.library, (lib / "libwebgpu_dawn.so.0").string());
+  EXPECT_EQ(e.version, "0.0~test-1");
+  EXPECT_EQ(e.glibc_needed, "2.43");
+  std::filesystem::remove_all(prefix);
 }
 
 TEST(DawnEngine, PrivateRuntimeOnlyForAnOlderGlibc) {
