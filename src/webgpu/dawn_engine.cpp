@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -188,6 +189,7 @@ void reexec_under_runtime(const DawnEngine& engine, int argc, char** argv, std::
   for (const char* a : fixed) args.push_back(const_cast<char*>(a));
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
   args.push_back(nullptr);
+  std::fflush(nullptr);  // what the program printed so far would die with the old image
   execv(ldso.c_str(), args.data());
   *why = "cannot start under the private runtime " + ldso + ": " + std::strerror(errno);
 }
