@@ -130,6 +130,9 @@ void set_dawn_engine_request(const std::string& request) {
   *slot = request;
 }
 
-const DawnEngine* loaded_dawn_engine() { return dawn_loaded() ? &loaded().engine : nullptr; }
+const DawnEngine* loaded_dawn_engine() {
+  // An engine whose request could not be resolved was never loaded: no library to report.
+  return dawn_loaded() && !loaded().engine.library.empty() ? &loaded().engine : nullptr;
+}
 
 }  // namespace wgt::webgpu

@@ -56,11 +56,14 @@ void set_dawn_engine(const std::string& engine) {
   std::string why;
   if (!resolve_dawn_engine(engine, engine_locations(*settings().dawn_path), &e, &why))
     throw_error(ErrorKind::InvalidArgument, "set_dawn_engine", why);
-  if (const DawnEngine* cur = loaded_dawn_engine()) {
-    if (cur->library == e.library) return;
+  if (dawn_loaded()) {
+    const DawnEngine* cur = loaded_dawn_engine();
+    if (cur && cur->library == e.library) return;
     throw_error(ErrorKind::RuntimeState, "set_dawn_engine",
-                "Dawn is already loaded from '" + cur->library + "' (engine " + cur->name() +
-                    "); choose the engine before the first WebGPU use");
+                cur ? "Dawn is already loaded from '" + cur->library + "' (engine " + cur->name() +
+                          "); choose the engine before the first WebGPU use"
+                    : std::string("the WebGPU backend was already set up (without Dawn); choose the engine before "
+                                  "the first WebGPU use"));
   }
   if (needs_private_runtime(e)) {
     // Re-start this program under the engine's runtime with the same arguments; WGT_DAWN
