@@ -12,11 +12,18 @@ for f in build/wgt build/wgt_webgpu_tests build/wgt_core_tests build/bench_* bui
   [ -x "$f" ] && strip -o "$stage/bin/$(basename "$f")" "$f"
 done
 cp third_party/dawn/libwebgpu_wrapper.so "$stage/lib/"
+# Debian's engine with its private runtime (scripts/setup_dawn_debian.sh), when set up: the
+# prefix's layout is kept (the engine finds its runtime beside it and wgt-engine.txt above).
+if [ -f third_party/dawn-debian/wgt-engine.txt ]; then
+  mkdir -p "$stage/dawn-debian/usr"
+  cp -a third_party/dawn-debian/wgt-engine.txt "$stage/dawn-debian/"
+  cp -a third_party/dawn-debian/usr/lib "$stage/dawn-debian/usr/"
+fi
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian libpcre2-8.so.0; do
   p=$(ldconfig -p | awk -v l="$lib" '$1==l {print $NF; exit}')
   [ -n "$p" ] && cp -L "$p" "$stage/lib/$lib"
 done
 mkdir -p .devcarry
-tar -C "$stage" -cJf .devcarry/payload.tar.xz bin lib
+tar -C "$stage" -cJf .devcarry/payload.tar.xz bin lib $( [ -d "$stage/dawn-debian" ] && echo dawn-debian)
 rm -rf "$stage"
 ls -la .devcarry/

@@ -15,3 +15,9 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
 export PATH=/tmp/wgt/bin:$PATH
+# Debian's engine, when packed: select it with WGT_DAWN="$DAWN_DEBIAN_LIB" (a path: the
+# programs re-start under the runtime beside it, as WGT_DAWN=debian does on the build machine).
+if [ -f /tmp/wgt/dawn-debian/wgt-engine.txt ]; then
+  DAWN_DEBIAN_LIB=$(ls /tmp/wgt/dawn-debian/usr/lib/*/libwebgpu_dawn.so.0 | head -1)
+  export DAWN_DEBIAN_LIB
+fi

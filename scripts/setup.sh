@@ -3,8 +3,11 @@
 # Installs: build tools, GoogleTest, Google Benchmark, OpenBLAS, PCRE2, pybind11, NumPy, pytest
 # and DLPack (the Python module, for Debian's /usr/bin/python3), Mesa lavapipe + Vulkan
 # loader from bookworm-backports (Debian 12's own Mesa 22.3 lavapipe is rejected by Dawn),
-# and Dawn (libwebgpu_wrapper.so) from the npm package bun-webgpu-linux-x64, pinned and
-# checksum-verified, into third_party/dawn/.
+# Dawn (libwebgpu_wrapper.so) from the npm package bun-webgpu-linux-x64, pinned and
+# checksum-verified, into third_party/dawn/ (the "npm" engine), and Debian's Dawn
+# (libwebgpu-dawn0, the "debian" engine: shader-f16 and subgroup matrices on NVIDIA) with the
+# runtime it needs, pinned .debs from Debian sid unpacked into third_party/dawn-debian/
+# (skipped when the system has libwebgpu-dawn0; a failure there leaves the npm engine usable).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SUDO=""
@@ -83,3 +86,9 @@ else
   rm -rf "$tmp"
 fi
 echo "[setup] ok: Dawn at $so; Mesa $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers)"
+
+# 4. The Debian engine (WGT_DAWN=debian): scripts/setup_dawn_debian.sh. Optional: the npm
+#    engine above is complete without it, so its failure is reported and set-up still succeeds.
+if ! "$here/scripts/setup_dawn_debian.sh"; then
+  echo "[setup] note: the Debian Dawn engine is not installed (see above); the npm engine (default) is ready" >&2
+fi

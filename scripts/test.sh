@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds wgtensor and runs every test: the full suite (core + WebGPU conformance on the
-# machine's adapter, in CI Mesa's lavapipe; the Python module's pytest suite, ctest `python`;
-# the install of the package and a project built against it, ctest `install_consumer`),
-# the core tests again under
-# AddressSanitizer + UBSan, and the thread tests (core + WebGPU) under ThreadSanitizer.
+# machine's adapter; in CI that must be Mesa's lavapipe) under the default Dawn engine, a
+# representative WebGPU subset and the CLI under Debian's Dawn engine (WGT_DAWN=debian), the
+# Python module's pytest suite (ctest `python`), the install of the package and a project
+# built against it (ctest `install_consumer`), the core tests again under AddressSanitizer +
+# UBSan, and the thread tests (core + WebGPU) under ThreadSanitizer.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -32,3 +33,15 @@ TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppressions=$
   ./build-tsan/wgt_thread_tests
 echo "== all tests (core, WebGPU conformance on ${WGT_REQUIRE_ADAPTER:-any real adapter}, Python, install) =="
 ctest --test-dir build -j "$jobs" --output-on-failure
+# The second Dawn engine (Debian's libwebgpu-dawn0: the 2026 webgpu.h ABI, on Debian 12 under
+# the private glibc runtime of scripts/setup_dawn_debian.sh, entered by the programs
+# themselves). A subset of the WebGPU suite that covers what differs between the engines: the
+# ABI (features, instance, limits, timestamp queries, memory heaps), native f16, the packed dot
+# product, reads and back-pressure, and a model end to end. A missing engine fails here with
+# the loader's message (run scripts/setup_dawn_debian.sh).
+debian_subset='WebGpuEngine.*:WebGPU.*:WebGpuProfile.*:WebGpuProfileFormat.*:WebGpuMatmul.F16:WebGpuMatmul.MixedF32TimesF16:WebGpuMatmul.GemvVecF16:WebGpuMatmul.RejectsWhatItCannotRun:WebGpuReduce.HalfPrecision:QuantBlock.*:ModelGoldWebGPU.*:WebGpuAttentionDecode.LargeScoresStayFinite:DecodeSubmission.*:WebGpuBackPressure.*'
+echo "== WebGPU subset and CLI under the Debian Dawn engine (WGT_DAWN=debian) =="
+WGT_DAWN=debian ./build/wgt_webgpu_tests --gtest_filter="$debian_subset"
+info="$(WGT_DAWN=debian ./build/wgt info)"
+grep -q '^dawn: engine debian' <<<"$info" || { echo "wgt info does not report the Debian engine:" >&2; echo "$info" >&2; exit 1; }
+WGT_DAWN=debian ./build/wgt demo >/dev/null

@@ -19,11 +19,33 @@ struct WebGPUInfo {
   std::vector<std::string> features;                       // known feature names the adapter offers
   std::vector<std::pair<std::string, uint64_t>> limits;    // the limits that matter for compute
   std::vector<std::string> toggles;                        // device toggles: "+on" / "-off"
+  std::vector<std::string> adapter_toggles;                // instance and adapter toggles enabled
+  // The adapter's subgroup-matrix configs (tensor cores), e.g. "f16->f32 16x16x16" (M x N x K);
+  // empty without the feature chromium-experimental-subgroup-matrix.
+  std::vector<std::string> subgroup_matrix_configs;
   uint64_t bytes_allocated = 0, bytes_in_use = 0;          // device buffer pool accounting
   std::vector<WebGPUMemoryHeap> memory_heaps;              // empty when the adapter does not report them
   uint64_t memory_heap_bytes = 0;  // DeviceBackend::memory_heap_bytes(): basis of the default budget (0 = unknown)
   std::string memory_heap_basis;   // how memory_heap_bytes was derived from the heaps
 };
+
+// The Dawn library ("engine") the WebGPU backend loads: the npm build (bun-webgpu) or Debian's
+// libwebgpu-dawn0 (shader-f16 and subgroup matrices on NVIDIA), chosen by WGT_DAWN or below.
+struct WebGPUEngineInfo {
+  std::string request;          // auto, npm, debian or a path
+  std::string engine;           // npm, debian (system), debian (private runtime), path
+  std::string library, version; // the library's path; its package version ("" if unknown)
+  std::string abi;              // the webgpu.h ABI it implements (empty until loaded)
+  std::string private_runtime;  // the runtime directory it runs under ("" = the system's)
+  std::string error;            // why the engine cannot be used ("" = fine so far)
+};
+WebGPUEngineInfo webgpu_engine_info();
+// Chooses the engine like WGT_DAWN (auto, npm, debian, or a path to a libwebgpu_dawn.so), before
+// the first WebGPU use: InvalidArgument for an engine that is not installed, RuntimeState once
+// Dawn is loaded from another library. When the engine needs its private runtime (Debian's on
+// a glibc older than 2.43) the program re-starts under it with the same arguments and
+// WGT_DAWN set, so call it first thing in main, before any thread or open state.
+void set_dawn_engine(const std::string& engine);
 
 // Every adapter the runtime uses (creating the devices if not done yet). Empty with *why_none
 // set when Dawn or a real (non-Null) adapter is missing.

@@ -75,7 +75,13 @@ const std::vector<SettingInfo>& table() {
        "`wgt/profile.hpp`",
        0, 0, false, {}, num<&S::host_profile>},
       // ---- WebGPU runtime: read when the adapters and devices are created ----
-      {"WGT_DAWN_PATH", K::Path, "a file path", "by name, through the binary's RUNPATH: Dawn's directory in the build tree, `<libdir>/wgtensor/` when installed", "path of Dawn's `libwebgpu_wrapper.so`",
+      {"WGT_DAWN", K::Path, "auto, npm, debian or a path to a libwebgpu_dawn.so", "auto",
+       "the Dawn engine: `npm` (bun-webgpu), `debian` (libwebgpu-dawn0: shader-f16 and subgroup matrices on NVIDIA; "
+       "on an older glibc the process re-starts itself under the runtime of `scripts/setup_dawn_debian.sh`) or a "
+       "library; `auto` takes the system's Debian Dawn, else npm; API: `set_dawn_engine` in `wgt/webgpu_info.hpp`",
+       0, 0, false, {},
+       [](S& s, const SettingValue& v, const std::string& e) { put(s.dawn, e, std::optional<std::string>(v.text)); }},
+      {"WGT_DAWN_PATH", K::Path, "a file path", "by name, through the binary's RUNPATH: Dawn's directory in the build tree, `<libdir>/wgtensor/` when installed", "path of the npm engine's `libwebgpu_wrapper.so`",
        0, 0, false, {},
        [](S& s, const SettingValue& v, const std::string& e) { put(s.dawn_path, e, std::optional<std::string>(v.text)); }},
       {"WGT_WEBGPU_ADAPTER", K::Count, "an adapter ordinal from 0 to 1023 (`wgt info` lists them)", "0",

@@ -98,7 +98,7 @@ struct Settings {
   Setting<uint64_t> host_cache_bytes = uint64_t{1} << 30;
   Setting<bool> host_profile = false;
   // WebGPU runtime
-  Setting<std::optional<std::string>> dawn_path;
+  Setting<std::optional<std::string>> dawn, dawn_path;
   Setting<std::optional<uint32_t>> webgpu_adapter;
   Setting<bool> webgpu_validate = false, webgpu_disable_f16 = false, webgpu_disable_packed_dot = false;
   Setting<bool> webgpu_profile = false;

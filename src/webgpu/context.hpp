@@ -21,12 +21,21 @@
 
 namespace wgt::webgpu {
 
+// One subgroup-matrix shape the adapter supports (WGPUSubgroupMatrixConfig): component and
+// result types as WGPUSubgroupMatrixComponentType (1 f32, 2 f16, 3 u32, 4 i32, 5 u8, 6 i8), the
+// result tile M x N and the depth K.
+struct MatrixConfig {
+  uint32_t component = 0, result = 0;
+  uint32_t m = 0, n = 0, k = 0;
+};
+
 struct Features {
   bool shader_f16 = false;
   bool subgroups = false;
   bool timestamp_query = false;
   bool subgroup_matrix = false;
   bool packed_dot = false;  // WGSL language feature packed_4x8_integer_dot_product (dot4I8Packed)
+  std::vector<MatrixConfig> subgroup_matrix_configs;  // when subgroup_matrix
 };
 
 struct Limits {

@@ -39,28 +39,8 @@ const char* adapter_type_name(AdapterType t) {
   }
 }
 
-// Feature values of this Dawn build whose names we report (standard numbering with
-// DepthClipControl = 1; Dawn's range found by asking the build, see docs/webgpu.md).
-constexpr uint32_t kSubgroupMatrix = 0x50037;
-// WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct (webgpu.h).
+// WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct (the same in both ABIs).
 constexpr uint32_t kWgslPacked4x8IntegerDotProduct = 0x2;
-const char* feature_name(uint32_t v) {
-  switch (v) {
-    case 0x01: return "depth-clip-control";
-    case 0x02: return "depth32float-stencil8";
-    case feature::TimestampQuery: return "timestamp-query";
-    case 0x04: return "texture-compression-bc";
-    case 0x09: return "indirect-first-instance";
-    case feature::ShaderF16: return "shader-f16";
-    case 0x0D: return "float32-filterable";
-    case feature::Subgroups: return "subgroups";
-    case 0x12: return "core-features-and-limits";
-    case feature::BufferMapExtendedUsages: return "buffer-map-extended-usages";
-    case feature::AdapterPropertiesMemoryHeaps: return "adapter-properties-memory-heaps";
-    case kSubgroupMatrix: return "chromium-experimental-subgroup-matrix";
-    default: return nullptr;
-  }
-}
 
 // Limits are read into a padded buffer: the prefix we declare is verified, and whatever the
 // build appends after it is preserved when we hand the struct back as required limits.
@@ -95,7 +75,7 @@ std::vector<std::pair<std::string, uint64_t>> limit_list(const api::Limits& l) {
 // Dawn fails the call when the adapter lacks the feature, so it is checked first).
 std::vector<HeapDesc> query_heaps(const Procs& p, Adapter a) {
   std::vector<HeapDesc> out;
-  if (!p.AdapterHasFeature(a, feature::AdapterPropertiesMemoryHeaps)) return out;
+  if (!p.AdapterHasFeature(a, p.abi->adapter_properties_memory_heaps)) return out;
   PaddedInfo info;
   AdapterPropertiesMemoryHeaps heaps;
   info.i.next = &heaps.chain;
@@ -109,7 +89,33 @@ std::vector<HeapDesc> query_heaps(const Procs& p, Adapter a) {
   return out;
 }
 
+// The adapter's subgroup-matrix configs (the same pattern; only where the ABI's sType is known
+// and the adapter offers the feature).
+std::vector<MatrixConfig> query_matrix_configs(const Procs& p, Adapter a) {
+  std::vector<MatrixConfig> out;
+  if (!p.abi->stype_subgroup_matrix_configs || !p.AdapterHasFeature(a, p.abi->subgroup_matrix)) return out;
+  PaddedInfo info;
+  AdapterPropertiesSubgroupMatrixConfigs sm;
+  sm.chain.stype = static_cast<SType>(p.abi->stype_subgroup_matrix_configs);
+  info.i.next = &sm.chain;
+  if (p.AdapterGetInfo(a, &info.i) == Status::Success) {
+    for (size_t k = 0; k < sm.config_count && sm.configs; ++k) {
+      const auto& c = sm.configs[k];
+      out.push_back({c.component_type, c.result_component_type, c.m, c.n, c.k});
+    }
+    p.AdapterPropertiesSubgroupMatrixConfigsFreeMembers(sm);
+  }
+  info.i.next = nullptr;
+  p.AdapterInfoFreeMembers(info.i);
+  return out;
+}
+
 }  // namespace
+
+std::string to_string(const MatrixConfig& c) {
+  return subgroup_matrix_component_name(c.component) + "->" + subgroup_matrix_component_name(c.result) + " " +
+         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+}
 
 // Multiprocessor counts of adapters whose shape heuristics were measured (WebGPU exposes no
 // such count): the NVIDIA H200 and H100 SXM, 132 SMs each (public specifications), matched
@@ -194,12 +200,21 @@ bool DawnInstance::init(std::string* why) {
   DawnTogglesDescriptor toggles;
   toggles.enabled_count = 1;
   toggles.enabled = kInstanceToggles;
-  InstanceDescriptor desc;
-  desc.next = &toggles.chain;
-  desc.capabilities.timed_wait_any_enable = 1;  // every wait we do has a timeout
-  instance_ = procs_->CreateInstance(&desc);
+  // Every wait we do has a timeout, which needs the instance feature TimedWaitAny; where it is
+  // requested depends on the engine's ABI.
+  static const uint32_t kInstanceFeatures[] = {instance_feature::TimedWaitAny};
+  InstanceDescriptor desc25;
+  desc25.next = &toggles.chain;
+  desc25.capabilities.timed_wait_any_enable = 1;
+  InstanceDescriptor2026 desc26;
+  desc26.next = &toggles.chain;
+  desc26.required_feature_count = 1;
+  desc26.required_features = kInstanceFeatures;
+  if (procs_->abi->instance_required_features) instance_ = procs_->CreateInstance(&desc26);
+  else instance_ = procs_->CreateInstance(&desc25);
   if (!instance_) {
-    *why = "wgpuCreateInstance failed (Dawn could not create an instance with TimedWaitAny)";
+    *why = "wgpuCreateInstance failed (Dawn could not create an instance with TimedWaitAny; ABI " +
+           std::string(procs_->abi->name) + ")";
     return false;
   }
   static const char* kAdapterToggles[] = {"vulkan_enable_f16_on_nvidia"};
@@ -257,7 +272,7 @@ bool DawnInstance::init(std::string* why) {
     procs_->AdapterGetFeatures(res.a, &sf);
     for (size_t i = 0; i < sf.count; ++i) {
       d.feature_values.push_back(sf.features[i]);
-      if (const char* n = feature_name(sf.features[i])) d.feature_names.push_back(n);
+      if (const char* n = procs_->abi->feature_name(sf.features[i])) d.feature_names.push_back(n);
     }
     procs_->SupportedFeaturesFreeMembers(sf);
     // A WGSL language feature (instance-wide), listed with the adapter's for `wgt info`.
@@ -267,6 +282,9 @@ bool DawnInstance::init(std::string* why) {
     procs_->AdapterGetLimits(res.a, &lim.l);
     d.limit_list = limit_list(lim.l);
     d.heaps = query_heaps(*procs_, res.a);
+    d.matrix_configs = query_matrix_configs(*procs_, res.a);
+    for (const char* t : kInstanceToggles) d.adapter_toggles.push_back(t);
+    for (const char* t : kAdapterToggles) d.adapter_toggles.push_back(t);
     derive_memory_heap_bytes(d);
     adapters_.emplace_back(res.a, std::move(d));
   }
@@ -354,8 +372,9 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   auto has = [&](uint32_t f) { return p().AdapterHasFeature(adapter, f) != 0; };
   // WGT_WEBGPU_DISABLE_F16=1 leaves shader-f16 unrequested (emulates adapters without it).
   const bool no_f16 = *settings().webgpu_disable_f16;
-  for (uint32_t f : {feature::ShaderF16, feature::Subgroups, feature::TimestampQuery, kSubgroupMatrix})
-    if (has(f) && !(no_f16 && f == feature::ShaderF16)) want.push_back(f);
+  const DawnAbi& abi = *p().abi;
+  for (uint32_t f : {abi.shader_f16, abi.subgroups, abi.timestamp_query, abi.subgroup_matrix})
+    if (has(f) && !(no_f16 && f == abi.shader_f16)) want.push_back(f);
   PaddedLimits lim;
   p().AdapterGetLimits(adapter, &lim.l);
 
@@ -403,10 +422,11 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   device_ = r.d;
   queue_ = p().DeviceGetQueue(device_);
 
-  features_.shader_f16 = p().DeviceHasFeature(device_, feature::ShaderF16) != 0;
-  features_.subgroups = p().DeviceHasFeature(device_, feature::Subgroups) != 0;
-  features_.timestamp_query = p().DeviceHasFeature(device_, feature::TimestampQuery) != 0;
-  features_.subgroup_matrix = p().DeviceHasFeature(device_, kSubgroupMatrix) != 0;
+  features_.shader_f16 = p().DeviceHasFeature(device_, abi.shader_f16) != 0;
+  features_.subgroups = p().DeviceHasFeature(device_, abi.subgroups) != 0;
+  features_.timestamp_query = p().DeviceHasFeature(device_, abi.timestamp_query) != 0;
+  features_.subgroup_matrix = p().DeviceHasFeature(device_, abi.subgroup_matrix) != 0;
+  if (features_.subgroup_matrix) features_.subgroup_matrix_configs = desc().matrix_configs;
   features_.packed_dot = p().InstanceHasWGSLLanguageFeature(inst.handle(), kWgslPacked4x8IntegerDotProduct) != 0;
   PaddedLimits dl;
   p().DeviceGetLimits(device_, &dl.l);

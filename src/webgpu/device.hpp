@@ -34,7 +34,11 @@ struct AdapterDesc {
   std::vector<HeapDesc> heaps;
   uint64_t memory_heap_bytes = 0;  // 0 = unknown: the runtime uses its fixed default
   std::string memory_heap_basis;   // how memory_heap_bytes was derived (for `wgt info`)
+  std::vector<MatrixConfig> matrix_configs;  // subgroup-matrix configs (empty without the feature)
+  std::vector<std::string> adapter_toggles;  // instance + adapter toggles we enabled
 };
+// "f16->f32 16x16x16" (component -> result, M x N x K).
+std::string to_string(const MatrixConfig& c);
 
 // "device-local|host-visible|..." for a heap_property mask.
 std::string heap_property_names(uint64_t properties);

@@ -43,6 +43,8 @@ std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
     info.backend = d.backend;
     info.adapter_type = d.adapter_type;
     info.features = d.feature_names;
+    info.adapter_toggles = d.adapter_toggles;
+    for (const auto& c : d.matrix_configs) info.subgroup_matrix_configs.push_back(webgpu::to_string(c));
     info.limits = d.limit_list;
     info.limits.emplace_back("subgroupMinSize", d.subgroup_min);
     info.limits.emplace_back("subgroupMaxSize", d.subgroup_max);

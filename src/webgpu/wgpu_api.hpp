@@ -1,7 +1,10 @@
 // Minimal declarations of the WebGPU C API subset wgtensor uses, written from the ABI facts
-// of the public webgpu.h standard as implemented by the Dawn build we load at run time
+// of the public webgpu.h standard as implemented by the Dawn builds we load at run time
 // (bun-webgpu-linux-x64 0.1.7, a 2025 Dawn: WGPUStringView strings, callback-info structs
-// with two userdata pointers, WGPUInstanceCapabilities, WGPULimits with maxImmediateSize).
+// with two userdata pointers, WGPUInstanceCapabilities, WGPULimits with maxImmediateSize; and
+// Debian's libwebgpu-dawn0, the 2026 header). What differs between the two is in dawn_abi.hpp
+// (values) and marked here (the instance descriptor); tests/core/test_dawn_abi.cpp checks
+// every layout below against Debian's dawn/webgpu.h when that header is present.
 // Only what we call is declared; every struct we pass has its size asserted. Layouts that
 // differ between Dawn revisions (adapter info, limits) are verified at run time by the probe
 // test (tests/webgpu/test_runtime.cpp) against known lavapipe values.
@@ -64,19 +67,11 @@ enum class DeviceLostReason : uint32_t { Unknown = 1, Destroyed = 2, CallbackCan
 enum class MapAsyncStatus : uint32_t { Success = 1, CallbackCancelled = 2, Error = 3, Aborted = 4 };
 enum class PopErrorScopeStatus : uint32_t { Success = 1 };
 
-// Standard feature values of this build (DepthClipControl = 1 numbering; verified by the
-// probe: lavapipe reports 3, 0xA and 0x11 among its features and `enable f16;` compiles).
-namespace feature {
-constexpr uint32_t TimestampQuery = 0x03;
-constexpr uint32_t ShaderF16 = 0x0A;
-constexpr uint32_t Subgroups = 0x11;
-// Dawn features (0x0005_0000 + position). Requesting an unsupported value makes Dawn name it:
-// 0x50013 is FramebufferFetch, 0x50016 AdapterPropertiesD3D. 0x50014 is BufferMapExtendedUsages
-// (a device with it, and only it, accepts a MapRead|Storage buffer), and Dawn's name table
-// lists AdapterPropertiesMemoryHeaps between the two: 0x50015 (lavapipe offers it).
-constexpr uint32_t BufferMapExtendedUsages = 0x50014;
-constexpr uint32_t AdapterPropertiesMemoryHeaps = 0x50015;
-}  // namespace feature
+// Feature values (WGPUFeatureName) differ between the engines' ABIs: see dawn_abi.hpp.
+// WGPUInstanceFeatureName of the 2026 header (the 2025 build has a capabilities struct instead).
+namespace instance_feature {
+constexpr uint32_t TimedWaitAny = 0x01;
+}
 
 // WGPUHeapProperty bits (a 64-bit flags value).
 namespace heap_property {
@@ -121,6 +116,11 @@ struct DawnTogglesDescriptor {
 };
 static_assert(sizeof(DawnTogglesDescriptor) == 48);
 
+// WGPUInstanceDescriptor has one of two forms (DawnAbi::instance_required_features): the
+// npm build's (2025) with an InstanceCapabilities member, and the 2026 header's with a
+// required-features array and an optional WGPUInstanceLimits pointer. Same size, different
+// meaning of the same bytes: passing one to the other engine fails (Dawn then refuses timed
+// waits, "Timeout waits are either not enabled or not supported").
 struct InstanceCapabilities {
   void* next = nullptr;
   Bool timed_wait_any_enable = 0;
@@ -131,6 +131,13 @@ struct InstanceDescriptor {
   InstanceCapabilities capabilities;
 };
 static_assert(sizeof(InstanceDescriptor) == 32);
+struct InstanceDescriptor2026 {
+  const ChainedStruct* next = nullptr;
+  size_t required_feature_count = 0;
+  const uint32_t* required_features = nullptr;  // WGPUInstanceFeatureName
+  const void* required_limits = nullptr;        // WGPUInstanceLimits*; null = defaults
+};
+static_assert(sizeof(InstanceDescriptor2026) == 32);
 
 struct RequestAdapterOptions {
   const ChainedStruct* next = nullptr;
@@ -178,7 +185,24 @@ struct AdapterPropertiesMemoryHeaps {
 };
 static_assert(sizeof(AdapterPropertiesMemoryHeaps) == 32);
 
-// WGPULimits of this build (members of the standard order, then Dawn's later additions).
+// Chained (as an out-struct) on AdapterInfo when the adapter has the subgroup-matrix feature
+// (else GetInfo fails); Dawn allocates configs, freed by
+// wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers. Its sType is per ABI (DawnAbi).
+struct SubgroupMatrixConfig {
+  uint32_t component_type = 0, result_component_type = 0;  // WGPUSubgroupMatrixComponentType
+  uint32_t m = 0, n = 0, k = 0;
+};
+static_assert(sizeof(SubgroupMatrixConfig) == 20);
+struct AdapterPropertiesSubgroupMatrixConfigs {
+  ChainedStruct chain;
+  size_t config_count = 0;
+  const SubgroupMatrixConfig* configs = nullptr;
+};
+static_assert(sizeof(AdapterPropertiesSubgroupMatrixConfigs) == 32);
+
+// WGPULimits of the npm build (members of the standard order, then Dawn's later additions).
+// The 2026 header's struct is this one up to max_immediate_size (152 bytes): the per-stage
+// members after it are absent there. We only read the common prefix, into a padded buffer.
 struct Limits {
   void* next = nullptr;
   uint32_t max_texture_dimension_1d, max_texture_dimension_2d, max_texture_dimension_3d, max_texture_array_layers;
@@ -413,7 +437,7 @@ static_assert(sizeof(QueueWorkDoneCallbackInfo) == 40);
 
 // ---- entry points: X(name, return, params) ----
 #define WGT_WGPU_PROCS(X)                                                                                      \
-  X(CreateInstance, Instance, (const InstanceDescriptor*))                                                  \
+  X(CreateInstance, Instance, (const void*))  /* InstanceDescriptor or InstanceDescriptor2026 */              \
   X(InstanceRequestAdapter, Future, (Instance, const RequestAdapterOptions*, RequestAdapterCallbackInfo))    \
   X(InstanceWaitAny, uint32_t, (Instance, size_t, FutureWaitInfo*, uint64_t))                                \
   X(InstanceProcessEvents, void, (Instance))                                                                 \
@@ -422,6 +446,7 @@ static_assert(sizeof(QueueWorkDoneCallbackInfo) == 40);
   X(AdapterGetInfo, Status, (Adapter, AdapterInfo*))                                                         \
   X(AdapterInfoFreeMembers, void, (AdapterInfo))                                                             \
   X(AdapterPropertiesMemoryHeapsFreeMembers, void, (AdapterPropertiesMemoryHeaps))                           \
+  X(AdapterPropertiesSubgroupMatrixConfigsFreeMembers, void, (AdapterPropertiesSubgroupMatrixConfigs))         \
   X(AdapterGetLimits, Status, (Adapter, Limits*))                                                            \
   X(AdapterGetFeatures, void, (Adapter, SupportedFeatures*))                                                 \
   X(AdapterHasFeature, Bool, (Adapter, uint32_t))                                                            \

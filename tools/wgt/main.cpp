@@ -44,6 +44,16 @@ int cmd_info() {
   auto adapters = webgpu_adapters(&why);
   for (auto& a : adapters) std::printf(", webgpu:%d", a.index);
   std::printf("\n");
+  // The Dawn engine (WGT_DAWN): which library, its version and ABI, and the runtime it runs under.
+  const WebGPUEngineInfo eng = webgpu_engine_info();
+  if (!eng.engine.empty()) {
+    std::printf("dawn: engine %s (WGT_DAWN=%s), version %s, ABI %s\n", eng.engine.c_str(), eng.request.c_str(),
+                eng.version.empty() ? "unknown" : eng.version.c_str(), eng.abi.empty() ? "not loaded" : eng.abi.c_str());
+    std::printf("  library: %s\n", eng.library.c_str());
+    if (!eng.private_runtime.empty()) std::printf("  private runtime: %s\n", eng.private_runtime.c_str());
+  } else {
+    std::printf("dawn: %s\n", eng.error.c_str());
+  }
   if (adapters.empty()) {
     std::printf("webgpu: unavailable: %s\n", why.c_str());
     return 0;
@@ -67,7 +77,19 @@ int cmd_info() {
                                                       : "; default budget = 4 GiB");
     std::printf("  features:");
     for (auto& f : a.features) std::printf(" %s", f.c_str());
-    std::printf("\n  limits:\n");
+    std::printf("\n");
+    if (!a.subgroup_matrix_configs.empty()) {
+      std::printf("  subgroup-matrix configs (component->result MxNxK):");
+      for (size_t c = 0; c < a.subgroup_matrix_configs.size(); ++c)
+        std::printf("%s %s", c ? "," : "", a.subgroup_matrix_configs[c].c_str());
+      std::printf("\n");
+    }
+    if (!a.adapter_toggles.empty()) {
+      std::printf("  instance/adapter toggles:");
+      for (auto& t : a.adapter_toggles) std::printf(" +%s", t.c_str());
+      std::printf("\n");
+    }
+    std::printf("  limits:\n");
     for (auto& [k, v] : a.limits) std::printf("    %-44s %llu\n", k.c_str(), static_cast<unsigned long long>(v));
     if (!a.toggles.empty()) {
       std::printf("  toggles:");
