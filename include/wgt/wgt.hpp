@@ -1,5 +1,6 @@
 // Umbrella header of the wgtensor public API.
 #pragma once
+#include "wgt/algebra.hpp"
 #include "wgt/backend.hpp"
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
