@@ -19,6 +19,8 @@ enum class OpKind : uint8_t {
   QMatMul,      // inputs {x f32 [M, K], packed weight bytes u8 [N * row_bytes]}; attrs.qtype; out f32 [M, N]
   QDequantize,  // input packed bytes u8 [rows, row_bytes]; attrs.qtype; out f32 [rows, cols]
   QGetRows,     // inputs {packed bytes u8 [rows, row_bytes], ids i32 [n]}; attrs.qtype; out f32 [n, cols]
+  // tensor algebra (branch algebra)
+  Fft,          // 1-D DFT along attrs.axis; attrs.fft_kind, fft_n, scalar0 = scale (src/fft/fft_ops.cpp)
 };
 const char* op_kind_name(OpKind);
 
@@ -48,6 +50,10 @@ struct OpAttrs {
   bool causal = false;        // Attention (scale in scalar0)
   bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]
   uint8_t qtype = 0;          // quantized ops: a wgt::QType value (wgt/quant.hpp)
+  // tensor algebra (branch algebra); contract in src/fft/fft_ops.cpp
+  enum class FftKind : uint8_t { Forward, Inverse, RealForward, RealInverse };
+  FftKind fft_kind = FftKind::Forward;
+  int64_t fft_n = 0;          // Fft: the transform length
 };
 
 // One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,

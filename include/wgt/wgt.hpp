@@ -5,6 +5,7 @@
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
+#include "wgt/fft.hpp"
 #include "wgt/gguf.hpp"
 #include "wgt/nn.hpp"
 #include "wgt/ops.hpp"

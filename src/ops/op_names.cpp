@@ -30,6 +30,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::QMatMul: return "qmatmul";
     case OpKind::QDequantize: return "qdequantize";
     case OpKind::QGetRows: return "qget_rows";
+    case OpKind::Fft: return "fft";
   }
   return "?";
 }

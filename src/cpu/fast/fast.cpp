@@ -30,6 +30,7 @@ bool dispatch(OpCall& call) {
     case OpKind::QMatMul: return try_qmatmul(call);
     case OpKind::QDequantize: return try_qdequantize(call);
     case OpKind::QGetRows: return try_qget_rows(call);
+    case OpKind::Fft: return try_fft(call);
     default: return false;
   }
 }

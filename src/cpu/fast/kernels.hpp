@@ -22,6 +22,7 @@ bool try_matmul(OpCall& call);
 bool try_qmatmul(OpCall& call);      // src/cpu/fast/quant.cpp
 bool try_qdequantize(OpCall& call);
 bool try_qget_rows(OpCall& call);
+bool try_fft(OpCall& call);          // src/cpu/fast/fft.cpp (FFTW3)
 
 // Walks a contiguous output of shape `out_shape` together with operands broadcast to it.
 // Dims are coalesced where every operand allows it, so a fully contiguous call becomes one

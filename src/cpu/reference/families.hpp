@@ -33,6 +33,8 @@ void run_kv_append(OpCall& call);  // writes into inputs[0] in place
 void run_qmatmul(OpCall& call);
 void run_qdequantize(OpCall& call);
 void run_qget_rows(OpCall& call);
+// tensor algebra (branch algebra), src/cpu/reference/fft.cpp
+void run_fft(OpCall& call);
 QType call_qtype(const OpCall& call);  // attrs.qtype, checked
 Tensor host_rows(const Tensor& t);     // t itself when contiguous, else a compacted host copy
 std::vector<int64_t> qget_rows_ids(const OpCall& call);  // QGetRows' ids, range-checked (OutOfRange)

@@ -78,6 +78,7 @@ void execute(OpCall& call) {
     case OpKind::QMatMul: return run_qmatmul(call);
     case OpKind::QDequantize: return run_qdequantize(call);
     case OpKind::QGetRows: return run_qget_rows(call);
+    case OpKind::Fft: return run_fft(call);
   }
   throw_error(ErrorKind::Unsupported, call.name, std::string("op kind ") + op_kind_name(call.kind) + " has no reference kernel");
 }
