@@ -78,5 +78,32 @@ TEST_F(WebGpuAlgebra, Complex64FollowsThePolicy) {
   }
 }
 
+TEST_F(WebGpuAlgebra, FftOfDeviceTensorsFollowsThePolicy) {
+  // No WebGPU FFT kernel: refused without fallback, run on the CPU (counted) under auto.
+  std::vector<c64_t> v = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+  Tensor x = Tensor::from_vector(v, {4}, Device::webgpu());
+  use_gpu();
+  try {
+    (void)fft(x);
+    ADD_FAILURE() << "fft on WebGPU without fallback should be Unsupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+  }
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.allow_fallback = true;
+  Runtime::get().set_policy(p);
+  const uint64_t before = Runtime::get().stats().fallbacks;
+  Tensor r = fft(x);
+  EXPECT_TRUE(r.device().is_webgpu());
+  EXPECT_GT(Runtime::get().stats().fallbacks, before);
+  // x = exp(i pi k / 2): all energy in frequency 1.
+  std::vector<c64_t> got = r.cpu().to_vector<c64_t>();
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(got[k].re, k == 1 ? 4.0 : 0.0, 1e-6) << k;
+    EXPECT_NEAR(got[k].im, 0.0, 1e-6) << k;
+  }
+}
+
 }  // namespace
 }  // namespace wgt
