@@ -23,7 +23,7 @@ install(FILES ${CMAKE_BINARY_DIR}/wgtensorConfig.cmake ${CMAKE_BINARY_DIR}/wgten
 file(RELATIVE_PATH WGT_PC_UP "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 string(REGEX REPLACE "/$" "" WGT_PC_UP "${WGT_PC_UP}")
 set(WGT_PC_DEPS "")
-foreach(_lib ${BLAS_LIBRARIES} ${PCRE2_LINK_LIBRARIES})
+foreach(_lib ${BLAS_LIBRARIES} ${PCRE2_LINK_LIBRARIES} ${FFTW3F_LINK_LIBRARIES})
   # -lname rather than the path: pkg-config users (and CMake's pkg_check_modules) expect flags.
   get_filename_component(_name ${_lib} NAME_WE)
   string(REGEX REPLACE "^lib" "" _name "${_name}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wgtensor set-up for a fresh Debian 12 (bookworm) machine. Idempotent.
-# Installs: build tools, GoogleTest, Google Benchmark, OpenBLAS, PCRE2, pybind11, NumPy, pytest
+# Installs: build tools, GoogleTest, Google Benchmark, OpenBLAS, PCRE2, FFTW3, pybind11, NumPy, pytest
 # and DLPack (the Python module, for Debian's /usr/bin/python3), Mesa lavapipe + Vulkan
 # loader from bookworm-backports (Debian 12's own Mesa 22.3 lavapipe is rejected by Dawn),
 # Dawn (libwebgpu_wrapper.so) from the npm package bun-webgpu-linux-x64, pinned and
@@ -21,7 +21,7 @@ DAWN_SO_SHA256="3190c3777f2c07fcf6a0640833cbf5d0cde859dc53aed6d9083946d093198788
 
 need_pkgs=(build-essential g++ cmake ninja-build pkg-config git ca-certificates
            googletest libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-           libpcre2-dev npm python3
+           libpcre2-dev libfftw3-dev npm python3
            pybind11-dev python3-dev python3-numpy python3-pytest libdlpack-dev)
 stamp="/var/lib/wgtensor-setup.stamp.v1"
 

@@ -19,13 +19,15 @@ enum class OpKind : uint8_t {
   QMatMul,      // inputs {x f32 [M, K], packed weight bytes u8 [N * row_bytes]}; attrs.qtype; out f32 [M, N]
   QDequantize,  // input packed bytes u8 [rows, row_bytes]; attrs.qtype; out f32 [rows, cols]
   QGetRows,     // inputs {packed bytes u8 [rows, row_bytes], ids i32 [n]}; attrs.qtype; out f32 [n, cols]
-  // sparse CSR (branch sparse); a CSR operand is the inputs {indptr, indices, values} (i32 or
+  // sparse CSR; a CSR operand is the inputs {indptr, indices, values} (i32 or
   // i64 indices); contracts in src/sparse/sparse_ops.cpp
   SpMM,         // {indptr, indices, values, B [cols] or [cols, n], bin_rows}; out [rows] or [rows, n]
   SDDMM,        // {indptr, indices, X [rows, k], Y [k, cols]}; out values [nnz]
   SpAddDense,   // {indptr, indices, values, D [rows, cols]}; out dense [rows, cols]
   SpRowReduce,  // {indptr, values}; attrs.reduce Sum or Max; out [rows]
   SpSoftmax,    // {indptr, values}; out values [nnz]
+  // tensor algebra
+  Fft,          // 1-D DFT along attrs.axis; attrs.fft_kind, fft_n, scalar0 = scale (src/fft/fft_ops.cpp)
 };
 const char* op_kind_name(OpKind);
 
@@ -55,12 +57,16 @@ struct OpAttrs {
   bool causal = false;        // Attention (scale in scalar0)
   bool has_mask = false;      // Attention: inputs[3] is an additive mask [q_len, kv_len]
   uint8_t qtype = 0;          // quantized ops: a wgt::QType value (wgt/quant.hpp)
-  // sparse (branch sparse): the CSR operand's columns and the kernel schedule chosen from its
+  // sparse: the CSR operand's columns and the kernel schedule chosen from its
   // cached row statistics (wgt::SparsePlan; WebGPU kernels only, the CPU ignores them)
   int64_t sp_cols = 0;
   uint8_t sp_schedule = 0;    // a wgt::SparseSchedule value
   int64_t sp_lanes = 1;       // GroupPerRow: threads per row
   int64_t sp_bin_start[5] = {0, 0, 0, 0, 0};  // Binned: bin b's rows are bin_rows[start[b], start[b+1])
+  // tensor algebra; contract in src/fft/fft_ops.cpp
+  enum class FftKind : uint8_t { Forward, Inverse, RealForward, RealInverse };
+  FftKind fft_kind = FftKind::Forward;
+  int64_t fft_n = 0;          // Fft: the transform length
 };
 
 // One operation instance. Inputs may be arbitrary strided views; outputs are preallocated,

@@ -1,9 +1,11 @@
 // Umbrella header of the wgtensor public API.
 #pragma once
+#include "wgt/algebra.hpp"
 #include "wgt/backend.hpp"
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
+#include "wgt/fft.hpp"
 #include "wgt/gguf.hpp"
 #include "wgt/host_cache.hpp"
 #include "wgt/nn.hpp"

@@ -157,6 +157,8 @@ static bool compute_view_strides(const Shape& old_shape, const Strides& old_stri
   int64_t numel = 1;
   for (auto d : old_shape) numel *= d;
   if (numel == 0) { out = contiguous_strides(target); return true; }
+  // A 0-d tensor has no dims to walk: its one element views as any all-ones shape.
+  if (old_shape.empty()) { out = contiguous_strides(target); return true; }
   int view_d = static_cast<int>(target.size()) - 1;
   int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
   int64_t tensor_numel = 1, view_numel = 1;

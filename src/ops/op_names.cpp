@@ -35,6 +35,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::SpAddDense: return "sparse_add_dense";
     case OpKind::SpRowReduce: return "sparse_row_reduce";
     case OpKind::SpSoftmax: return "sparse_softmax";
+    case OpKind::Fft: return "fft";
   }
   return "?";
 }

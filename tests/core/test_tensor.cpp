@@ -50,6 +50,13 @@ TEST_F(TensorCore, ReshapeAndView) {
   EXPECT_WGT_ERROR(t.view({5, -1}), ShapeMismatch, "Tensor::view");
   EXPECT_WGT_ERROR(t.reshape({-1, -1}), InvalidArgument, "Tensor::reshape");
   EXPECT_WGT_ERROR(t.reshape({7, 3}), ShapeMismatch, "Tensor::reshape");
+  // A 0-d tensor views as any all-ones shape (and back) without a copy.
+  Tensor s = full({}, 5.0);
+  Tensor s11 = s.view({1, 1});
+  EXPECT_EQ(s11.shape(), (Shape{1, 1}));
+  EXPECT_EQ(s11.storage().get(), s.storage().get());
+  EXPECT_EQ(s11.view({}).item(), 5.0);
+  EXPECT_WGT_ERROR(s.view({2}), ShapeMismatch, "Tensor::view");
 }
 
 TEST_F(TensorCore, PermuteSliceSelect) {

@@ -34,6 +34,7 @@ bool dispatch(OpCall& call) {
     case OpKind::SDDMM: return try_sddmm(call);
     case OpKind::SpRowReduce: return try_sp_row_reduce(call);
     case OpKind::SpSoftmax: return try_sp_softmax(call);
+    case OpKind::Fft: return try_fft(call);
     default: return false;
   }
 }

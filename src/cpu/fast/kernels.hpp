@@ -26,6 +26,7 @@ bool try_spmm(OpCall& call);         // src/cpu/fast/sparse.cpp
 bool try_sddmm(OpCall& call);
 bool try_sp_row_reduce(OpCall& call);
 bool try_sp_softmax(OpCall& call);
+bool try_fft(OpCall& call);          // src/cpu/fast/fft.cpp (FFTW3)
 
 // Walks a contiguous output of shape `out_shape` together with operands broadcast to it.
 // Dims are coalesced where every operand allows it, so a fully contiguous call becomes one

@@ -39,6 +39,8 @@ void run_sddmm(OpCall& call);
 void run_sp_add_dense(OpCall& call);
 void run_sp_row_reduce(OpCall& call);
 void run_sp_softmax(OpCall& call);
+// tensor algebra, src/cpu/reference/fft.cpp
+void run_fft(OpCall& call);
 QType call_qtype(const OpCall& call);  // attrs.qtype, checked
 Tensor host_rows(const Tensor& t);     // t itself when contiguous, else a compacted host copy
 std::vector<int64_t> qget_rows_ids(const OpCall& call);  // QGetRows' ids, range-checked (OutOfRange)

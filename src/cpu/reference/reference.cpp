@@ -83,6 +83,7 @@ void execute(OpCall& call) {
     case OpKind::SpAddDense: return run_sp_add_dense(call);
     case OpKind::SpRowReduce: return run_sp_row_reduce(call);
     case OpKind::SpSoftmax: return run_sp_softmax(call);
+    case OpKind::Fft: return run_fft(call);
   }
   throw_error(ErrorKind::Unsupported, call.name, std::string("op kind ") + op_kind_name(call.kind) + " has no reference kernel");
 }

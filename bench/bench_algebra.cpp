@@ -1,0 +1,105 @@
+// Benchmark of the tensor-algebra ops (docs/algebra.md) against the plain matmul on the same
+// shapes, and of the FFTs. Per case: wall ms per call and the rate.
+//   bench_algebra [--ms 300] [--no-fft]
+// Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies);
+// the FFTs on host tensors under the current CPU mode (WGT_CPU_MODE=fast: FFTW), since the
+// FFT has no WebGPU kernel yet. bench/torch_algebra.py prints the PyTorch CUDA figures of the
+// same cases.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_timing.hpp"
+#include "wgt/wgt.hpp"
+
+using namespace wgt;
+
+namespace {
+
+double g_ms = 300;
+
+double time_ms(const std::function<void()>& fn) {
+  bench::TimingOptions o;
+  o.target_ms = g_ms;
+  o.gpu = false;
+  return bench::time_calls(fn, o).wall_s * 1e3;
+}
+
+void report(const char* what, double ms, double flops, double base_ms = -1) {
+  std::printf("%-58s %9.3f ms %9.1f GFLOP/s", what, ms, flops / ms / 1e6);
+  if (base_ms > 0) std::printf("   %5.1f%% of matmul", 100.0 * base_ms / ms);
+  std::printf("\n");
+}
+
+void contractions(Device dev) {
+  struct Case { int64_t b, m, n, k; };
+  for (Case c : {Case{1, 4096, 4096, 4096}, Case{16, 1024, 1024, 1024}, Case{64, 256, 256, 512}}) {
+    const double flops = 2.0 * c.b * c.m * c.n * c.k;
+    Tensor a = rand_uniform({c.b, c.m, c.k}, 1, -1, 1, DType::F32, dev);
+    Tensor b = rand_uniform({c.b, c.k, c.n}, 2, -1, 1, DType::F32, dev);
+    // The same operands stored with the batch axis in the middle: permuted views, no copy.
+    Tensor a_mbk = rand_uniform({c.m, c.b, c.k}, 3, -1, 1, DType::F32, dev);
+    char name[128];
+    const double base = time_ms([&] { (void)matmul(a, b); });
+    std::snprintf(name, sizeof name, "matmul       [%lld,%lld,%lld]x[.,%lld,%lld]", (long long)c.b, (long long)c.m,
+                  (long long)c.k, (long long)c.k, (long long)c.n);
+    report(name, base, flops);
+    DotGeneralPlan plan = prepare(TensorSpec::of(a), TensorSpec::of(b), {{0}, {0}, {2}, {1}});
+    report("  dot_general (prepared) bmk,bkn->bmn", time_ms([&] { (void)plan(a, b); }), flops, base);
+    report("  dot_general mbk,bkn->bmn (batch axis in the middle)",
+           time_ms([&] { (void)dot_general(a_mbk, b, {{1}, {0}, {2}, {1}}); }), flops, base);
+    EinsumPlan ep = prepare_einsum("bmk,bkn->bmn", {TensorSpec::of(a), TensorSpec::of(b)});
+    report("  einsum (prepared) bmk,bkn->bmn", time_ms([&] { (void)ep({a, b}); }), flops, base);
+    report("  einsum bkn,bmk->bmn (operands swapped)", time_ms([&] { (void)einsum("bkn,bmk->bmn", {b, a}); }), flops, base);
+  }
+  // Chains: the contraction order matters (torch.einsum contracts left to right by default).
+  {
+    Tensor x = rand_uniform({64, 4096}, 4, -1, 1, DType::F32, dev), w1 = rand_uniform({4096, 4096}, 5, -1, 1, DType::F32, dev);
+    Tensor w2 = rand_uniform({4096, 64}, 6, -1, 1, DType::F32, dev), w3 = rand_uniform({64, 4096}, 7, -1, 1, DType::F32, dev);
+    EinsumPlan ep = prepare_einsum("ij,jk,kl,lm->im", {TensorSpec::of(x), TensorSpec::of(w1), TensorSpec::of(w2), TensorSpec::of(w3)});
+    report("einsum chain ij,jk,kl,lm->im [64x4096 4096^2 4096x64 64x4096]", time_ms([&] { (void)ep({x, w1, w2, w3}); }),
+           2.0 * ep.cost());
+    Tensor A = rand_uniform({8, 512, 64}, 8, -1, 1, DType::F32, dev), B = rand_uniform({8, 64, 512}, 9, -1, 1, DType::F32, dev);
+    Tensor C = rand_uniform({8, 512, 64}, 10, -1, 1, DType::F32, dev);
+    EinsumPlan e3 = prepare_einsum("bij,bjk,bkl->bil", {TensorSpec::of(A), TensorSpec::of(B), TensorSpec::of(C)});
+    report("einsum chain bij,bjk,bkl->bil [8x512x64 8x64x512 8x512x64]", time_ms([&] { (void)e3({A, B, C}); }), 2.0 * e3.cost());
+  }
+  Runtime::get().synchronize();
+}
+
+void ffts() {
+  struct Case { int64_t batch, n; };
+  // 256 MiB of c64 at n = 4096, 2^20 in one line batch of 8, and a Bluestein length.
+  for (Case c : {Case{8192, 4096}, Case{8, 1 << 20}, Case{16384, 1009}}) {
+    std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n), c64_t{1.0f, -0.5f});
+    Tensor x = Tensor::from_vector(v, {c.batch, c.n});
+    const double flops = 5.0 * c.batch * c.n * std::log2(static_cast<double>(c.n));
+    char name[96];
+    std::snprintf(name, sizeof name, "fft c64 [%lld, %lld] (5 n log2 n flops)", (long long)c.batch, (long long)c.n);
+    report(name, time_ms([&] { (void)fft(x); }), flops);
+    Tensor r = rand_uniform({c.batch, c.n}, 11, -1, 1);
+    std::snprintf(name, sizeof name, "rfft f32 [%lld, %lld]", (long long)c.batch, (long long)c.n);
+    report(name, time_ms([&] { (void)rfft(r); }), flops / 2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool do_fft = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ms") && i + 1 < argc) g_ms = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-fft")) do_fft = false;
+    else {
+      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft]\n");
+      return 2;
+    }
+  }
+  std::string why;
+  if (webgpu_available(&why)) contractions(Device::webgpu());
+  else std::printf("no WebGPU adapter (%s): contractions skipped\n", why.c_str());
+  if (do_fft) ffts();
+  return 0;
+}
