@@ -1,6 +1,7 @@
 // Umbrella header of the wgtensor public API.
 #pragma once
 #include "wgt/backend.hpp"
+#include "wgt/backend_handle.hpp"
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"
