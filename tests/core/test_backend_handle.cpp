@@ -11,6 +11,8 @@
 namespace wgt {
 namespace {
 
+Tensor randn(const Shape& s, uint64_t seed) { return rand_normal(s, seed, 0.0, 1.0); }
+
 TEST(BackendHandle, CpuHandle) {
   const BackendHandle c = BackendHandle::cpu(), copy = c;
   EXPECT_TRUE(c.device().is_cpu());

@@ -4,9 +4,12 @@
 #include <vector>
 
 #include "webgpu_test.hpp"
+#include "wgt/webgpu_info.hpp"
 
 namespace wgt {
 namespace {
+
+Tensor randn(const Shape& s, uint64_t seed) { return rand_normal(s, seed, 0.0, 1.0); }
 
 using testing::WebGpuTest;
 
@@ -29,7 +32,7 @@ TEST_F(WebGpuBackendHandle, OrdinalAndDefaultNameOneBackend) {
 }
 
 TEST_F(WebGpuBackendHandle, MissingOrdinalIsBackendInit) {
-  const int n = static_cast<int>(webgpu_adapters().size());
+  const int n = static_cast<int>(webgpu_adapters(nullptr).size());
   for (int bad : {n, n + 5, -1}) {
     try {
       (void)BackendHandle::webgpu(bad);
