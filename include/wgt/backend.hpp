@@ -129,6 +129,9 @@ class DeviceBackend : public Backend {
   virtual uint64_t memory_heap_bytes() const { return 0; }
   // True when the adapter is a software (CPU) implementation such as lavapipe.
   virtual bool is_software() const { return false; }
+  // The native API's instance and device handles (Dawn: WGPUInstance, WGPUDevice), for interop.
+  virtual void* native_instance() const { return nullptr; }
+  virtual void* native_device() const { return nullptr; }
 };
 
 }  // namespace wgt

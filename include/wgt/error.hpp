@@ -15,8 +15,16 @@ enum class ErrorKind {
   OutOfMemory,
   DeviceLost,
   RuntimeState,
-  IO,      // file could not be read/written
-  Format,  // file content is corrupt/truncated/not what it claims
+  IO,           // file could not be read/written
+  Format,       // file content is corrupt/truncated/not what it claims
+  BackendInit,  // a backend could not be set up: no Dawn library, no such adapter, device creation failed
+};
+// Every kind, in declaration order: bindings map them one to one (e.g. to exception classes
+// of the same name) by iterating this list with error_kind_name.
+inline constexpr ErrorKind kAllErrorKinds[] = {
+    ErrorKind::InvalidArgument, ErrorKind::ShapeMismatch, ErrorKind::DTypeMismatch, ErrorKind::RankMismatch,
+    ErrorKind::OutOfRange,      ErrorKind::Unsupported,   ErrorKind::OutOfMemory,   ErrorKind::DeviceLost,
+    ErrorKind::RuntimeState,    ErrorKind::IO,            ErrorKind::Format,        ErrorKind::BackendInit,
 };
 
 const char* error_kind_name(ErrorKind k);

@@ -2,10 +2,12 @@
 // the observable record of its decisions.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,11 +102,21 @@ class Runtime {
   Backend& cpu_backend() { return cpu_backend(policy().cpu_mode); }
   // nullptr when WebGPU (or that adapter index) is unavailable; `why` gets the reason.
   DeviceBackend* webgpu_backend(int index = 0, std::string* why = nullptr);
+  // The device backends created so far (none probed): e.g. to find one by its identity.
+  std::vector<DeviceBackend*> device_backends() const;
   DeviceBackend& device_backend(Device d, const char* op);  // throws Unsupported if unavailable
 
   // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.
-  // An in-place call (call.mutates) must pass the device of the tensors it writes as target.
+  // An in-place call (call.mutates) must pass the device of the tensors it writes as target;
+  // when that device may not or cannot run it (policy cpu-only; a refusal with fallback
+  // allowed), the CPU writes host copies of the written spans, which go back to the device
+  // (recorded as backend "host-write").
   std::vector<Tensor> run(OpCall& call, const std::vector<OutSpec>& outs, Device target);
+  // The same when the call would run on `target`'s device backend itself (a device target,
+  // a policy other than cpu-only, the backend supports the call); otherwise nothing runs or is
+  // recorded and the result is empty: for callers that have a composition of other ops to
+  // run instead of a fused call (KVCache). The capability check is made once, here.
+  std::optional<std::vector<Tensor>> run_on_device(OpCall& call, const std::vector<OutSpec>& outs, Device target);
   // (moved out of the temporary result vector: a copy would copy its shape and strides)
   Tensor run1(OpCall& call, const OutSpec& out, Device target) { return std::move(run(call, {out}, target)[0]); }
 
@@ -113,6 +125,10 @@ class Runtime {
   void download(Storage& s);   // device buffer -> host bytes (buffer kept)
   // Reads bytes of a device storage (resident or evicted) into host memory; waits.
   void read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes);
+  // Reads a strided device view densely (row-major) into dst of t.nbytes(): its span is
+  // gathered on the host, or the view is compacted on its device first when the span is
+  // much larger than the view (and the policy lets the device run the copy).
+  void read_strided(const Tensor& t, void* dst);
   // Waits until every op so far has run on the devices. Not needed for correctness (reads
   // wait for what they read) nor for memory: device work in flight is bounded (back-pressure:
   // past the bounds of wgt/webgpu_info.hpp set_webgpu_max_in_flight an op waits for the
@@ -141,17 +157,20 @@ class Runtime {
   void set_record_log(bool on) { auto l = lock(); record_log_ = on; if (!on) log_.clear(); }
   RuntimeStats stats() const { auto l = lock(); return stats_; }
   void reset_stats() { auto l = lock(); stats_ = {}; log_.clear(); }
-  // For code that records its own ops (in-place ops, caches): the caller holds lock().
-  RuntimeStats& mutable_stats() { return stats_; }
 
  private:
+  bool run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device target, bool device_only,
+                std::vector<Tensor>& results);
+  // The host round trip of an in-place call on device tensors (runtime/host_spans.cpp);
+  // returns the outputs, on the host.
+  std::vector<Tensor> run_written_on_host(OpCall& call, Backend& cpu, const std::vector<OutSpec>& outs);
+  void record(const OpCall& call, const std::string& backend, const std::string& reason, bool fallback, uint64_t up,
+              uint64_t down, uint64_t evicted, std::chrono::steady_clock::time_point t0);
   Runtime();
+  ~Runtime();  // never run (get()); declared so that the registry's type may stay incomplete here
   mutable std::recursive_mutex mu_;
   Policy policy_;
-  std::unique_ptr<Backend> cpu_ref_, cpu_fast_;
-  std::vector<std::unique_ptr<DeviceBackend>> webgpu_;
-  bool webgpu_probed_ = false;
-  std::string webgpu_why_;
+  std::unique_ptr<class BackendRegistry> backends_;  // runtime/backend_registry.hpp
   std::vector<OpDecision> log_;
   bool record_log_ = false;
   RuntimeStats stats_;

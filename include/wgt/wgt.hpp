@@ -2,6 +2,7 @@
 #pragma once
 #include "wgt/algebra.hpp"
 #include "wgt/backend.hpp"
+#include "wgt/backend_handle.hpp"
 #include "wgt/device.hpp"
 #include "wgt/dtype.hpp"
 #include "wgt/error.hpp"

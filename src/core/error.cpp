@@ -16,6 +16,7 @@ const char* error_kind_name(ErrorKind k) {
     case ErrorKind::RuntimeState: return "RuntimeState";
     case ErrorKind::IO: return "IO";
     case ErrorKind::Format: return "Format";
+    case ErrorKind::BackendInit: return "BackendInit";
   }
   return "?";
 }

@@ -119,24 +119,7 @@ void Tensor::copy_to_host(void* dst, size_t nbytes) const {
     Runtime::get().read_bytes(*storage_, static_cast<size_t>(offset_) * es, dst, nbytes);
     return;
   }
-  // A strided device view: read the storage range it spans and gather on the host, when that
-  // range is not much larger than the view, or when the device copy kernel would itself run
-  // on the CPU (cpu-only policy), whose input transfer would land back here. Otherwise
-  // compact on the device first and read only the view's bytes.
-  int64_t lo = offset_, hi = offset_;
-  for (size_t d = 0; d < shape_.size(); ++d) {
-    const int64_t span = strides_[d] * (shape_[d] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  const size_t extent = static_cast<size_t>(hi - lo + 1) * es;
-  if (extent <= 4 * nbytes + (size_t{1} << 20) || Runtime::get().policy().mode == PolicyMode::CpuOnly) {
-    std::vector<uint8_t> span(extent);
-    Runtime::get().read_bytes(*storage_, static_cast<size_t>(lo) * es, span.data(), extent);
-    detail::strided_copy_bytes(span.data(), shape_, strides_, offset_ - lo, es, static_cast<uint8_t*>(dst));
-    return;
-  }
-  Tensor c = contiguous();
-  Runtime::get().read_bytes(*c.storage_, static_cast<size_t>(c.offset_) * es, dst, nbytes);
+  Runtime::get().read_strided(*this, dst);  // the runtime decides where the view is compacted
 }
 
 double Tensor::item() const {

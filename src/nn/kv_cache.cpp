@@ -1,8 +1,8 @@
 // KVCache: preallocated K/V buffers [max_ctx, n_kv_heads, head_dim] filled row by row.
 // Appends write in place (OpKind::KVAppend, declared in OpCall::mutates, so the runtime runs
 // them where the cache lives and never on a moved copy): the CPU kernel for a host cache, the
-// WebGPU kernel for a device cache when that backend has one, else a host-side conversion
-// plus a buffer write.
+// WebGPU kernel for a device cache when that backend runs it, else the runtime's host round
+// trip of the written spans.
 // append_rope is the same op with RoPE applied to k (and to a q rotated in place);
 // rms_norm_qkv_append_rope is the q/k/v projection's MatMul with it as an epilogue.
 #include <cmath>
@@ -132,16 +132,15 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
   if (rk.attrs.rope_factors) call.inputs.push_back(cfg.freq_factors);  // validated by rope_call
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel()) + 4.0 * static_cast<double>(q.numel() + k.numel());
-  // A device cache: the check, the op and the fallback composition under one hold of the
-  // runtime lock, so no other thread's op lands between them.
+  // On the host, or where the device runs the fused call, one op. Otherwise the composition,
+  // each op placed by the runtime on its own (a refused q goes through the host alone, k and
+  // v still append on the device). The lock keeps other threads' ops from landing between.
+  // (Not for a host cache: its CPU kernel runs without the lock, concurrently with other threads'.)
   std::unique_lock<std::recursive_mutex> lk;
   if (!device_.is_cpu()) lk = rt.lock();
   if (device_.is_cpu()) {
     rt.run(call, {}, device_);  // in place on the host tensors: the CPU kernel, recorded as every op
-  } else if (rt.policy().mode != PolicyMode::CpuOnly && rt.device_backend(device_, name).supports(call).ok) {
-    rt.run(call, {}, device_);  // as write_rows: every input on this device, so it runs there
-  } else {
-    // The composition, each op with its own paths (host round trip, host write, fallback).
+  } else if (!rt.run_on_device(call, {}, device_)) {
     rope_(q, size_, cfg);
     write_rows(rope(k, size_, cfg), v);
   }
@@ -174,9 +173,9 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
   Runtime& rt = Runtime::get();
   std::unique_lock<std::recursive_mutex> lk;  // as append_rope: a device cache's steps under one hold
   if (device_.is_webgpu()) lk = rt.lock();
-  // One op for a decode step on a device cache; its check (kernels/matmul.cpp) sees the rest.
-  const bool one_op = device_.is_webgpu() && rt.policy().mode != PolicyMode::CpuOnly && n == 1 &&
-                      x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
+  // One op for a decode step on a device cache when the device runs it (its check,
+  // kernels/matmul.cpp, sees the rest); these conditions are the fused call's contract.
+  const bool one_op = device_.is_webgpu() && n == 1 && x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
                       (w_qkv.dtype() == DType::F32 || w_qkv.dtype() == DType::F16) && x.device() == device_ &&
                       g.device() == device_ && w_qkv.device() == device_ && g.dim() == 1 &&
                       g.shape()[0] == x.shape()[1] && w_qkv.shape()[1] == x.shape()[1] && std::isfinite(eps) &&
@@ -190,15 +189,9 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
     call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
     call.attrs.eps = eps;
     call.work = 2.0 * static_cast<double>(w_qkv.numel()) + 4.0 * static_cast<double>(qd + kvd);
-    // The backend's check sees the output through a storage-less placeholder, as Runtime::run's.
-    const Shape out{1, qd + 2 * kvd};
-    call.out_specs = {{out, DType::F32}};
-    call.outputs = {Tensor(Storage::meta(static_cast<size_t>(out[1]) * sizeof(float), device_), out,
-                           contiguous_strides(out), 0, DType::F32)};
-    if (rt.device_backend(device_, name).supports(call).ok) {
-      const Tensor qkv = rt.run1(call, {out, DType::F32}, device_);
+    if (auto r = rt.run_on_device(call, {{Shape{1, qd + 2 * kvd}, DType::F32}}, device_)) {
       size_ += 1;
-      return qkv.slice(1, 0, qd).view({1, n_heads, D});
+      return (*r)[0].slice(1, 0, qd).view({1, n_heads, D});
     }
   }
   const Tensor qkv = rms_norm_matmul_t(x, g, w_qkv, eps);
@@ -217,31 +210,9 @@ void KVCache::write_rows(const Tensor& k, const Tensor& v) {
   call.mutates = kWritesCaches;
   call.attrs.pos_offset = size_;
   call.work = static_cast<double>(k.numel() + v.numel());
-  if (device_.is_cpu()) {
-    rt.run(call, {}, device_);  // in place on the host caches: the CPU kernel, recorded as every op
-    return;
-  }
-  auto lk = rt.lock();  // the check, the op or the host-side writes, and their stats
-  DeviceBackend& gpu = rt.device_backend(device_, "KVCache::append");
-  if (rt.policy().mode != PolicyMode::CpuOnly && gpu.supports(call).ok) {
-    // Every input lives on this device and the backend supports the call, so the runtime
-    // runs it there: the writes land in the pinned cache buffers.
-    rt.run(call, {}, device_);
-    return;
-  }
-  // Host path: convert on the CPU, then write the rows into the device buffers. Pending
-  // dispatches are flushed first so that the writes are ordered after every recorded reader.
-  const Tensor hk = cast(k.to(Device::cpu()), dtype_).contiguous(), hv = cast(v.to(Device::cpu()), dtype_).contiguous();
-  rt.synchronize();
-  const size_t row_bytes = static_cast<size_t>(n_kv_heads_ * head_dim_) * dtype_size(dtype_);
-  auto& c = rt.mutable_stats().per_op[call.name]["host-write"];
-  for (const auto& [dst, host] : {std::pair{&k_, &hk}, std::pair{&v_, &hv}}) {
-    gpu.write(*dst->storage()->buffer(), static_cast<size_t>(size_) * row_bytes, host->data_ptr(), host->nbytes());
-    rt.mutable_stats().bytes_uploaded += host->nbytes();
-    c.bytes_uploaded += host->nbytes();
-  }
-  c.calls++;
-  c.last_reason = gpu.name() + " has no kv_append kernel (or policy cpu-only)";
+  // The runtime runs it where the caches live: the kernel, or (policy cpu-only, a refusal with
+  // fallback) the CPU on host copies of the caches' spans, written back.
+  rt.run(call, {}, device_);
 }
 
 }  // namespace wgt

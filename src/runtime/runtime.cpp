@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "cpu/cpu_backend.hpp"
+#include "runtime/backend_registry.hpp"
 #include "runtime/host_profile.hpp"
+#include "runtime/host_spans.hpp"
 #include "runtime/settings.hpp"
 #include "webgpu/webgpu_factory.hpp"
 #include "wgt/wgt.hpp"
@@ -42,9 +44,13 @@ Runtime::Runtime() {
   const Settings& s = settings();
   policy_ = policy_from_env();
   if (*s.host_profile) hostprof::enable_from_env();
-  cpu_ref_ = make_cpu_backend(CpuMode::Reference);
-  cpu_fast_ = make_cpu_backend(CpuMode::Fast);
+  backends_ = std::make_unique<BackendRegistry>();
+  backends_->add_cpu(CpuMode::Reference, make_cpu_backend(CpuMode::Reference));
+  backends_->add_cpu(CpuMode::Fast, make_cpu_backend(CpuMode::Fast));
+  backends_->add_provider(&create_webgpu_backends);  // probed at the first device lookup
 }
+
+Runtime::~Runtime() = default;
 
 namespace {
 // Runtime::last_decision() is per thread: "the decision of my latest op" is what a caller
@@ -55,21 +61,18 @@ thread_local OpDecision t_last_decision;
 
 const OpDecision& Runtime::last_decision() const { return t_last_decision; }
 
-Backend& Runtime::cpu_backend(CpuMode mode) { return mode == CpuMode::Reference ? *cpu_ref_ : *cpu_fast_; }
+Backend& Runtime::cpu_backend(CpuMode mode) { return backends_->cpu(mode); }
 
 DeviceBackend* Runtime::webgpu_backend(int index, std::string* why) {
   auto lk = lock();  // the first call probes and creates the devices
-  if (!webgpu_probed_) {
-    webgpu_probed_ = true;
-    webgpu_ = create_webgpu_backends(&webgpu_why_);
-  }
-  if (index >= 0 && index < static_cast<int>(webgpu_.size())) return webgpu_[index].get();
-  if (why) {
-    *why = webgpu_.empty() ? webgpu_why_
-                           : "adapter index " + std::to_string(index) + " not present (" +
-                                 std::to_string(webgpu_.size()) + " adapter(s))";
-  }
-  return nullptr;
+  return backends_->device(index, why);
+}
+
+std::vector<DeviceBackend*> Runtime::device_backends() const {
+  auto lk = lock();
+  std::vector<DeviceBackend*> out;
+  for (const auto& b : backends_->devices()) out.push_back(b.get());
+  return out;
 }
 
 DeviceBackend& Runtime::device_backend(Device d, const char* op) {
@@ -85,7 +88,7 @@ void synchronize() { Runtime::get().synchronize(); }
 
 void Runtime::synchronize() {
   auto lk = lock();
-  for (auto& b : webgpu_) b->synchronize();
+  for (auto& b : backends_->devices()) b->synchronize();
 }
 
 void Runtime::upload(Storage& s) {
@@ -145,30 +148,13 @@ static const std::string& resident_reason(Device target) {
   return cache[i];
 }
 
-static std::string describe(const OpCall& call) {
+std::string describe(const OpCall& call) {
   std::string s = call.name + "(";
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (i) s += ", ";
     s += call.inputs[i].defined() ? std::string(dtype_name(call.inputs[i].dtype())) + shape_str(call.inputs[i].shape()) : "none";
   }
   return s + ")";
-}
-
-// A device input of an op that runs on the host: the bytes of the view's element span are
-// read and the view is rebuilt over them with its own strides (the CPU kernels take any
-// strides). Not with to(): compacting a strided view first is an op, which the policy could
-// send back here.
-static Tensor to_host_span(Runtime& rt, const Tensor& t) {
-  if (t.numel() == 0) return Tensor::empty(t.shape(), t.dtype());
-  int64_t lo = t.offset(), hi = t.offset();
-  for (int d = 0; d < t.dim(); ++d) {
-    const int64_t span = t.strides()[d] * (t.shape()[d] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  const size_t es = dtype_size(t.dtype());
-  auto host = std::make_shared<Storage>(static_cast<size_t>(hi - lo + 1) * es, Device::cpu());
-  rt.read_bytes(*t.storage(), static_cast<size_t>(lo) * es, host->host_data(), host->nbytes());
-  return Tensor(std::move(host), t.shape(), t.strides(), t.offset() - lo, t.dtype());
 }
 
 bool Runtime::fits_device(const OpCall& call, const std::vector<OutSpec>& outs, Device d, std::string* why) {
@@ -193,6 +179,19 @@ bool Runtime::fits_device(const OpCall& call, const std::vector<OutSpec>& outs, 
 }
 
 std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
+  std::vector<Tensor> results;
+  run_impl(call, outs, target, false, results);
+  return results;
+}
+
+std::optional<std::vector<Tensor>> Runtime::run_on_device(OpCall& call, const std::vector<OutSpec>& outs, Device target) {
+  std::vector<Tensor> results;
+  if (!run_impl(call, outs, target, true, results)) return std::nullopt;
+  return results;
+}
+
+bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device target, bool device_only,
+                       std::vector<Tensor>& results) {
   hostprof::Scope prof_op(hostprof::OpTotal);
   auto lk = lock();
   auto t0 = std::chrono::steady_clock::now();
@@ -203,6 +202,9 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   std::string reason_text;
   const std::string* reason = &reason_text;
   bool fallback = false;
+  // A device tensor written in place whose device cannot (or may not) run the call: the CPU
+  // kernel runs on host copies of the written spans, which are written back (run_written_on_host).
+  bool host_round_trip = false;
   Backend& cpu = cpu_backend();
   call.out_specs.clear();
   for (const auto& o : outs) call.out_specs.emplace_back(o.shape, o.dtype);
@@ -230,17 +232,22 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
     if (policy_.mode == PolicyMode::GpuStrict)
       advice = "; policy gpu-strict runs every op on WebGPU: use policy auto to let the CPU run it";
     else if (writes_device)
-      advice = "; an in-place op on a device tensor needs its kernel (policy auto with fallback uses the host path)";
+      advice = "; allow the fallback (Policy::allow_fallback / WGT_FALLBACK=1) to write it through the host";
     else if (target.is_webgpu())
       advice = "; allow the fallback (Policy::allow_fallback / WGT_FALLBACK=1), or move the inputs to cpu";
     else
       advice = "; allow the fallback (Policy::allow_fallback / WGT_FALLBACK=1) to run it on the CPU";
     throw_error(ErrorKind::Unsupported, call.name, describe(call) + why + advice);
   };
+  if (device_only && (!target.is_webgpu() || writes_host || policy_.mode == PolicyMode::CpuOnly)) return false;
   if (writes_host) {
     chosen = &cpu;
     reason_text = "in-place on a host tensor";
-  } else if (policy_.mode == PolicyMode::CpuOnly && !writes_device) {
+  } else if (writes_device && policy_.mode == PolicyMode::CpuOnly) {
+    chosen = &cpu;
+    host_round_trip = true;
+    reason_text = "policy cpu-only";
+  } else if (policy_.mode == PolicyMode::CpuOnly) {
     chosen = &cpu;
     reason_text = "policy cpu-only";
   } else {
@@ -252,13 +259,12 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       chosen = &cpu;
       reason_text = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
     } else if (!gpu) {
+      if (device_only) return false;
       if (policy_.mode == PolicyMode::GpuStrict || writes_device || (target.is_webgpu() && !policy_.allow_fallback))
         throw_error(ErrorKind::Unsupported, call.name, describe(call) + ": webgpu unavailable: " + why);
       chosen = &cpu;
       reason_text = "webgpu unavailable: " + why;
       fallback = target.is_webgpu();
-    } else if (writes_device && policy_.mode == PolicyMode::CpuOnly) {
-      refuse(" writes a device tensor in place under policy cpu-only");
     } else if (!target.is_webgpu() && policy_.mode == PolicyMode::Auto &&
                !fits_device(call, outs, gpu->device(), &reason_text)) {
       // Host inputs: the CPU is as valid a choice as the device, and the budget must never
@@ -269,18 +275,30 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
       if (target.is_webgpu()) reason = &resident_reason(target);
       else reason_text = "work above threshold";
     } else {
-      if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback || writes_device)
+      if (device_only) return false;
+      if (policy_.mode == PolicyMode::GpuStrict || !policy_.allow_fallback)
         refuse(" not supported on " + gpu->name() + ": " + s.reason);
       chosen = &cpu;
+      host_round_trip = writes_device;
       reason_text = "fallback: " + s.reason;
       fallback = true;
     }
   }
+  if (device_only && chosen == &cpu) return false;
   if (chosen == &cpu) {
     if (Support s = cpu.supports(call); !s.ok)
       throw_error(ErrorKind::Unsupported, call.name, describe(call) + " not supported on " + cpu.name() + ": " + s.reason);
   }
   const Device dev = chosen->device();
+  if (host_round_trip) {
+    InFlight guard(*this);
+    const uint64_t up0 = stats_.bytes_uploaded, down0 = stats_.bytes_downloaded, evict0 = stats_.evictions;
+    results = run_written_on_host(call, cpu, outs);
+    for (auto& r : results) r = r.to(target);
+    record(call, "host-write", *reason, fallback, stats_.bytes_uploaded - up0, stats_.bytes_downloaded - down0,
+           stats_.evictions - evict0, t0);
+    return true;
+  }
   prof_stage.emplace(hostprof::Inputs);
   // Everything touched from here on is in use by this op and never evicted for it.
   std::optional<InFlight> guard(std::in_place, *this);
@@ -325,31 +343,34 @@ std::vector<Tensor> Runtime::run(OpCall& call, const std::vector<OutSpec>& outs,
   } else {
     chosen->execute(call);
   }
-  std::vector<Tensor> results = call.outputs;
+  results = call.outputs;
   for (auto& r : results)
     if (r.device() != target) r = r.to(target);
   prof_stage.emplace(hostprof::Bookkeeping);
+  count_span();
+  record(call, chosen->name(), *reason, fallback, up, down, evicted, t0);
+  return true;
+}
 
+void Runtime::record(const OpCall& call, const std::string& backend_name, const std::string& reason, bool fallback,
+                     uint64_t up, uint64_t down, uint64_t evicted, std::chrono::steady_clock::time_point t0) {
   // Assigned field by field: the strings reuse their capacity (no allocation per op).
-  std::string backend_name = chosen->name();
   OpDecision& last = t_last_decision;
   last.op = call.name;
   last.backend = backend_name;
-  last.reason = *reason;
+  last.reason = reason;
   last.fallback = fallback;
-  count_span();
   auto& c = stats_.per_op[call.name][backend_name];
   c.calls++;
   c.bytes_uploaded += up;
   c.bytes_downloaded += down;
   c.evictions += evicted;
-  c.last_reason = *reason;
+  c.last_reason = reason;
   if (fallback) { c.fallbacks++; stats_.fallbacks++; }
   c.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (record_log_) log_.push_back(last);
   if (policy_.trace)
-    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason->c_str());
-  return results;
+    std::fprintf(stderr, "[wgt] %s -> %s (%s)\n", describe(call).c_str(), backend_name.c_str(), reason.c_str());
 }
 
 }  // namespace wgt

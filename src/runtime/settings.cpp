@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -280,6 +281,13 @@ const Settings& settings() {
 void settings_reload() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_current.store(nullptr, std::memory_order_release);
+}
+
+const char* foreign_env(const char* name) {
+  if (std::strncmp(name, "WGT_", 4) == 0)
+    throw_error(ErrorKind::InvalidArgument, "foreign_env", std::string(name) + " is a setting: read it through settings()");
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
 }
 
 }  // namespace wgt

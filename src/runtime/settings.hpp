@@ -132,6 +132,12 @@ Settings parse_settings(const std::function<const char*(const char*)>& lookup, b
 // error there. Cached; a call costs one atomic load.
 const Settings& settings();
 
+// A variable the library reads but does not own (HOME, XDG_CACHE_HOME, OPENBLAS_NUM_THREADS):
+// its value, or nullptr when unset or empty. The one getenv outside the table's parser, so
+// that no other file reads the environment; a WGT_* name is an InvalidArgument (those go
+// through settings()).
+const char* foreign_env(const char* name);
+
 // Makes the next settings() call parse the environment again, for tests and benchmarks
 // that change WGT_* variables between calls. What was read at construction (policy, thread
 // pool, devices) keeps its value; the kernel launchers and waits see the new one, and a bad

@@ -418,7 +418,7 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
   cb.userdata1 = &r;
   inst.wait(p().AdapterRequestDevice(adapter, &dd, cb), "webgpu: request device");
   if (!r.d)
-    throw_error(ErrorKind::RuntimeState, "webgpu", "device creation on '" + desc().name + "' failed: " + r.msg);
+    throw_error(ErrorKind::BackendInit, "webgpu", "device creation on '" + desc().name + "' failed: " + r.msg);
   device_ = r.d;
   queue_ = p().DeviceGetQueue(device_);
 

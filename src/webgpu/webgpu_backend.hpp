@@ -70,6 +70,8 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
   uint64_t memory_heap_bytes() const override { return dev_->desc().memory_heap_bytes; }
+  void* native_instance() const override { return dev_->instance().handle(); }
+  void* native_device() const override { return dev_->handle(); }
 
   // ---- webgpu::Context ----
   const Features& features() const override { return dev_->features(); }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "runtime/settings.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/synthetic.hpp"
 #include "wgt/wgt.hpp"
@@ -36,8 +37,8 @@ std::string human_bytes(uint64_t b) {
 std::string default_model_path(bool verbose) {
   namespace fs = std::filesystem;
   fs::path dir;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = fs::path(x) / "wgtensor";
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = fs::path(h) / ".cache" / "wgtensor";
+  if (const char* x = foreign_env("XDG_CACHE_HOME")) dir = fs::path(x) / "wgtensor";
+  else if (const char* h = foreign_env("HOME")) dir = fs::path(h) / ".cache" / "wgtensor";
   else dir = fs::temp_directory_path() / "wgtensor";
   // The version in the name: a newer wgt regenerates instead of reading an older layout.
   const fs::path file = dir / (std::string("default-tiny-f16-") + version() + ".gguf");

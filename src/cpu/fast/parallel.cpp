@@ -35,7 +35,7 @@ class ThreadPool {
   explicit ThreadPool(int n) : n_(n) {
 #ifdef OPENBLAS_VERSION
     // Keep BLAS to the same budget (see the header for why BLAS owns its threads for GEMM).
-    if (settings().num_threads->has_value() || !std::getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(n);
+    if (settings().num_threads->has_value() || !foreign_env("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(n);
 #endif
     for (int i = 1; i < n_; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
