@@ -176,7 +176,7 @@ void register_elementwise_kernels(KernelRegistry&);  // Copy, Unary, Binary, Whe
 void register_reduce_kernels(KernelRegistry&);       // Reduce, Softmax, LogSoftmax, RMSNorm, LayerNorm
 void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_b)
 void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
-void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention (branch transformer)
+void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention
 void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
 
 }  // namespace wgt::webgpu
