@@ -73,7 +73,6 @@ void rope_append_unfused(Context& ctx, OpCall& call) {
   ctx.run_op(ap);
 }
 
-
 void launch_matmul(Context& ctx, OpCall& call) {
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
@@ -127,8 +126,9 @@ void launch_matmul(Context& ctx, OpCall& call) {
   if (s.fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = s.fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
   const Tensor* pro_t = s.pro ? &call.inputs.back() : nullptr;
+  Tensor gd;  // a compacted norm weight must outlive the dispatches that bind it
   if (s.pro == 1) {
-    const Tensor gd = ctx.dense(*pro_t);
+    gd = ctx.dense(*pro_t);
     args.push_back(ctx.arg(gd));
     base.g_off = static_cast<uint32_t>(gd.offset());
     const float eps = static_cast<float>(call.attrs.eps);
