@@ -11,6 +11,14 @@
 namespace wgt::webgpu {
 namespace {
 
+// Extent of dim d of t (negative: from the end), 0 for a dim t lacks (the rank checks then
+// reject the call). Cheaper than Tensor::size's checked lookup: plans run on every launch.
+inline int64_t sz(const Tensor& t, int d) {
+  const int i = d < 0 ? t.dim() + d : d;
+  return i >= 0 && i < t.dim() ? t.shape()[static_cast<size_t>(i)] : 0;
+}
+
+
 constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -161,7 +169,7 @@ std::string check_rope_append(const OpCall& call) {
   if (call.attrs.prologue != OpAttrs::Prologue::RmsNorm || call.attrs.has_bias || !call.attrs.transpose_b)
     return "the rope_append epilogue needs the RmsNorm prologue, transpose_b and no addend";
   const Tensor &out = call.outputs[0], &kc = call.inputs[2], &vc = call.inputs[3];
-  if (out.dim() != 2 || out.size(0) != 1) return "the rope_append epilogue takes one row (a decode step)";
+  if (out.dim() != 2 || sz(out, 0) != 1) return "the rope_append epilogue takes one row (a decode step)";
   for (const Tensor* c : {&kc, &vc}) {
     if (c->dim() != 3 || !c->is_contiguous() || c->offset() != 0 || (c->dtype() != DType::F32 && c->dtype() != DType::F16))
       return "the caches must be contiguous f32 or f16 [C, Hkv, D] from offset 0";
@@ -170,11 +178,11 @@ std::string check_rope_append(const OpCall& call) {
   if (kc.numel() >= (int64_t{1} << 31)) return "more than 2^31 elements in one cache";
   if (kc.storage() == vc.storage() || out.storage() == kc.storage() || out.storage() == vc.storage())
     return "the caches and the output must be distinct buffers";
-  const int64_t D = kc.size(2), kvn = kc.size(1) * D, qn = out.size(1) - 2 * kvn;
+  const int64_t D = sz(kc, 2), kvn = sz(kc, 1) * D, qn = sz(out, 1) - 2 * kvn;
   if (qn <= 0 || qn % D != 0) return "the output must be [1, (H + 2 Hkv) * D]";
   if (call.attrs.n_rot % 2 != 0 || call.attrs.n_rot > D) return "n_rot must be even and <= D";
   const int64_t pos = call.attrs.pos_offset;
-  if (pos < 0 || pos >= kc.size(0)) return "the cache row is out of range";
+  if (pos < 0 || pos >= sz(kc, 0)) return "the cache row is out of range";
   if (pos >= (int64_t{1} << 24)) return "positions above 2^24 are not exact in f32";
   return {};
 }
@@ -191,7 +199,7 @@ std::string check_matmul(const Limits& limits, const OpCall& call) {
   if (pro) {
     const Tensor &t = call.inputs.back(), &a0 = call.inputs[0];
     if (t.dtype() != a0.dtype()) return "the prologue operand must have the first operand's dtype";
-    if (call.attrs.prologue == OpAttrs::Prologue::RmsNorm && (t.dim() != 1 || t.size(0) != a0.size(-1)))
+    if (call.attrs.prologue == OpAttrs::Prologue::RmsNorm && (t.dim() != 1 || sz(t, 0) != sz(a0, -1)))
       return "the norm weight must be [K]";
     if (call.attrs.prologue == OpAttrs::Prologue::SiluMul && t.shape() != a0.shape())
       return "gate and up must have one shape";
@@ -211,10 +219,10 @@ std::string check_matmul(const Limits& limits, const OpCall& call) {
   if (dt != DType::F32 && dt != DType::F16)
     return std::string("dtype ") + dtype_name(dt) + " has no WebGPU matmul kernel; cast to f32 or f16";
   if (a.dim() < 2 || b.dim() < 2 || out.dim() < 2) return "operands must be at least 2-D (the front-end promotes 1-D operands)";
-  const int64_t M = a.size(-2), K = a.size(-1);
-  const int64_t N = call.attrs.transpose_b ? b.size(-2) : b.size(-1);
-  const int64_t Kb = call.attrs.transpose_b ? b.size(-1) : b.size(-2);
-  if (Kb != K || out.size(-2) != M || out.size(-1) != N || out.dim() < std::max(a.dim(), b.dim()))
+  const int64_t M = sz(a, -2), K = sz(a, -1);
+  const int64_t N = call.attrs.transpose_b ? sz(b, -2) : sz(b, -1);
+  const int64_t Kb = call.attrs.transpose_b ? sz(b, -1) : sz(b, -2);
+  if (Kb != K || sz(out, -2) != M || sz(out, -1) != N || out.dim() < std::max(a.dim(), b.dim()))
     return "output shape does not match the operands";
   if (out.numel() != 0 && !out.is_contiguous()) return "the output must be contiguous";
   for (int d = 0; d < out.dim() - 2; ++d) {  // batch dims broadcast (right-aligned)
@@ -240,7 +248,7 @@ MatmulOperand matmul_operand(const Tensor& t, bool transposed) {
   MatmulOperand o;
   o.dim = t.dim();
   const int r = t.dim();
-  const bool unit = t.size(-1) <= 1 || t.size(-2) <= 1 || t.strides()[r - 1] == 1 || t.strides()[r - 2] == 1;
+  const bool unit = sz(t, -1) <= 1 || sz(t, -2) <= 1 || t.strides()[r - 1] == 1 || t.strides()[r - 2] == 1;
   o.compact = !unit;
   for (int d = 0; d < r; ++d) o.shape[d] = t.shape()[d];
   if (unit) {
@@ -265,7 +273,7 @@ MatmulOperand matmul_operand(const Tensor& t, bool transposed) {
 BatchDims fold_batch(const MatmulOperand& a, const MatmulOperand& b, const Tensor& out) {
   const int rank = out.dim() - 2;
   BatchDims dims;
-  int64_t so = out.size(-1) * out.size(-2);
+  int64_t so = sz(out, -1) * sz(out, -2);
   for (int d = rank - 1; d >= 0; --d) {
     const int64_t size = out.shape()[d];
     const int da = d - (rank - (a.dim - 2)), db = d - (rank - (b.dim - 2));
@@ -300,8 +308,8 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
   const MatmulOperand B = matmul_operand(call.inputs[1], call.attrs.transpose_b);  // (k, n)
   p.compact_a = A.compact;
   p.compact_b = B.compact;
-  const uint64_t M = static_cast<uint64_t>(out.size(-2)), N = static_cast<uint64_t>(out.size(-1));
-  const uint64_t K = static_cast<uint64_t>(call.inputs[0].size(-1));
+  const uint64_t M = static_cast<uint64_t>(sz(out, -2)), N = static_cast<uint64_t>(sz(out, -1));
+  const uint64_t K = static_cast<uint64_t>(sz(call.inputs[0], -1));
   const bool f16 = out.dtype() == DType::F16;
   const BatchDims dims = fold_batch(A, B, out);
   uint64_t batch = 1;
@@ -352,7 +360,7 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
   if (call.attrs.n_rot > 0) {
     const uint64_t max_rows = gemv_vec ? uint64_t{l.max_compute_workgroups_per_dimension} * (vwg / vks * vrb) : 0;
     const bool epi = fuse_p && pro == OpAttrs::Prologue::RmsNorm && M == 1 && vrb % 2 == 0 && !call.attrs.rope_neox &&
-                     call.inputs[2].size(2) % 2 == 0 && batch == 1 && N <= max_rows &&
+                     sz(call.inputs[2], 2) % 2 == 0 && batch == 1 && N <= max_rows &&
                      l.max_storage_buffers_per_shader_stage >= (call.attrs.rope_factors ? 7u : 6u);
     if (!epi) {
       p.route = MatmulRoute::RopeAppendUnfused;

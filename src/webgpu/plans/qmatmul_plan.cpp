@@ -11,6 +11,14 @@
 namespace wgt::webgpu {
 namespace {
 
+// Extent of dim d of t (negative: from the end), 0 for a dim t lacks (the rank checks then
+// reject the call). Cheaper than Tensor::size's checked lookup: plans run on every launch.
+inline int64_t sz(const Tensor& t, int d) {
+  const int i = d < 0 ? t.dim() + d : d;
+  return i >= 0 && i < t.dim() ? t.shape()[static_cast<size_t>(i)] : 0;
+}
+
+
 // The format's shader parts: the 8-element decoder (q*_decode) of the tiled kernel, the f32-x
 // lane part (q*_lane) and the 8-bit-x part (q*_i8, nullptr where the format has none).
 struct QParts {
@@ -39,11 +47,11 @@ std::string check_qmatmul(const Limits& limits, const OpCall& c) {
   if (c.inputs.size() != 2u + (add ? 1u : 0u) + (norm || silu ? 1u : 0u))
     return "qmatmul expects x, the packed weight, then the addend and the prologue's operand where set";
   if (norm && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().dim() != 1 ||
-               c.inputs.back().size(0) != c.inputs[0].size(-1)))
+               sz(c.inputs.back(), 0) != sz(c.inputs[0], -1)))
     return "the norm weight must be f32 [K]";
   if (silu && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().shape() != c.inputs[0].shape()))
     return "up must be f32 with x's shape";
-  if (add && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 2 || c.inputs[2].size(0) != c.inputs[0].size(0) ||
+  if (add && (c.inputs[2].dtype() != DType::F32 || c.inputs[2].dim() != 2 || sz(c.inputs[2], 0) != sz(c.inputs[0], 0) ||
               !c.inputs[2].is_contiguous()))
     return "the addend must be a contiguous f32 [M, N]";
   if (c.attrs.qtype >= kNumQTypes) return "invalid qtype tag";
@@ -53,7 +61,7 @@ std::string check_qmatmul(const Limits& limits, const OpCall& c) {
   if (w.dtype() != DType::U8 || w.dim() != 1 || !w.is_contiguous() || w.offset() != 0)
     return "packed weight must be a whole contiguous u8 buffer";
   // supports() runs before the output exists: N comes from the packed size.
-  const int64_t M = x.size(0), K = x.size(1);
+  const int64_t M = sz(x, 0), K = sz(x, 1);
   const QTypeInfo& info = qtype_info(t);
   if (K == 0 || K % info.block_elems != 0) return "K is not a positive multiple of the block size";
   const int64_t rb = static_cast<int64_t>(K / info.block_elems * info.block_bytes);
@@ -166,7 +174,7 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
   const QType t = static_cast<QType>(c.attrs.qtype);
   s.qtype = c.attrs.qtype;
   const Tensor& x = c.inputs[0];
-  const bool matvec = x.size(0) <= kQMatvecMaxM;
+  const bool matvec = sz(x, 0) <= kQMatvecMaxM;
   // The matvec fuses the prologue (x transformed as it is loaded) and the addend (added as y
   // is stored); for the tiled kernel the prologue runs first into a scratch tensor, and the
   // product goes to a scratch tensor that an add kernel sums with c.
@@ -204,8 +212,8 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
                 "WGT_QMATVEC_WARPS=" + std::to_string(warps) + " exceeds the device's invocations per workgroup; use fewer");
   uint32_t ksplit = 1;
   if (i8) {
-    const uint32_t m = static_cast<uint32_t>(x.size(0));
-    const int64_t K = x.size(1);
+    const uint32_t m = static_cast<uint32_t>(sz(x, 0));
+    const int64_t K = sz(x, 1);
     const int64_t row_bytes = K / qtype_info(t).block_elems * qtype_info(t).block_bytes;
     const uint32_t n = static_cast<uint32_t>(c.inputs[1].numel() / row_bytes);
     i8_split(tu, warps, m, n, x2, tu.wave.value_or(l.compute_units), &rows, &ksplit);
