@@ -3,9 +3,9 @@
 //  * decode (M = 1): GB/s of packed weight bytes read per call against the H200's 4.17 TB/s;
 //  * prefill (M = 512): TFLOP/s of the tiled quantized kernel next to the dense f16
 //    matmul_t of the same shape.
-// Decode is timed twice: the default kernel (the streaming matvec where the format has one)
-// and WGT_QMATVEC_KERNEL=items (the block-per-invocation matvec), so old and new are
-// compared on the same build; an env value set by the caller is restored for the default run.
+// Decode is timed twice: the default kernel (the 8-bit-x matvec where the format has one)
+// and WGT_QMATVEC_KERNEL=stream (f32 x), so the two are compared on the same build; an env
+// value set by the caller is restored for the default run.
 // Every result is checked against the CPU kernels before its line is printed (prefill on a
 // sample of x rows, to keep the CPU side short).
 // Timing (bench/bench_timing.hpp): 200 ms warm-up, then wall time over >= 300 ms of calls
@@ -14,7 +14,7 @@
 // Sweep mode: WGT_BENCH_SWEEP="A; B; ..." where each of A, B is a space-separated list of
 // VAR=VALUE settings (e.g. "WGT_QMATVEC_KERNEL=i8x2; WGT_QMATVEC_KERNEL=i8 WGT_QMATVEC_ROWS=4"):
 // per format, each setting is applied in turn, its decode result checked against the CPU and
-// timed (one line each); the items kernel, prefill and the dense reference are skipped, and
+// timed (one line each); the f32-x comparison, prefill and the dense reference are skipped, and
 // every variable a setting named is restored afterwards. WGT_BENCH_FORMATS="q6_k,q8_0" limits
 // the sweep to those formats.
 // Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
@@ -22,8 +22,8 @@
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
 // Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8 (rows per warp),
 // WGT_QMATVEC_WARPS=1..8 (warps per workgroup), WGT_QMATVEC_UNROLL=1/2/4/8,
-// WGT_QMATVEC_SUBGROUPS=off; the x-stationary kernel: WGT_QMATVEC_KERNEL=xstat with
-// WGT_QMATVEC_XSTAT_ROWS=1..64, WGT_QMATVEC_XSTAT_BATCH=1..8 (see docs/quantization.md).
+// WGT_QMATVEC_KSPLIT=1/2/4/8, WGT_QMATVEC_WAVE=0..4096, WGT_QMATVEC_SUBGROUPS=off (see
+// docs/quantization.md).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -218,10 +218,10 @@ int main(int argc, char** argv) {
 
   std::printf("decode M=1 (GB/s of packed bytes) and prefill M=%lld (TFLOP/s; dense f16 matmul_t: %.2f wall, %s gpu)\n",
               static_cast<long long>(PM), dense_tflops, bench::fmt(dense_gpu_tflops, 1, 0, 2).c_str());
-  std::printf("%%peak: of the gpu GB/s where measured, else of the wall GB/s; items: WGT_QMATVEC_KERNEL=items\n");
+  std::printf("%%peak: of the gpu GB/s where measured, else of the wall GB/s; f32x: WGT_QMATVEC_KERNEL=stream\n");
   std::printf("%-6s %6s %6s %9s %9s %9s %7s %9s %9s %9s %7s %9s %9s %10s %10s %8s %8s %7s\n", "format", "rows", "cols",
-              "packed MB", "wall us", "batch us", "batch%", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "items wus",
-              "items gus", "prefill ms", "pf gpu ms", "wall TF", "gpu TF", "vs f16");
+              "packed MB", "wall us", "batch us", "batch%", "gpu us", "wall GB/s", "gpu GB/s", "%peak", "f32x wus",
+              "f32x gus", "prefill ms", "pf gpu ms", "wall TF", "gpu TF", "vs f16");
   bench::Timing last;  // for the note on how the columns were measured
   std::string copies_note;
   for (QType t : {QType::Q4_0, QType::Q4_K, QType::Q6_K, QType::Q8_0}) {
@@ -241,11 +241,11 @@ int main(int argc, char** argv) {
     if (!close(qtype_name(t), sample_rows(qmatmul_t(xpg, qg), rows), qmatmul_t(x_rows, q).to_vector<float>(), 1e-4))
       return 2;
     const bench::Timing t1 = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
-    // the old kernel, checked too, then the caller's choice again
-    const auto caller = apply_env({{"WGT_QMATVEC_KERNEL", "items"}});
+    // the f32-x kernel, checked too, then the caller's choice again
+    const auto caller = apply_env({{"WGT_QMATVEC_KERNEL", "stream"}});
     if (!close(qtype_name(t), qmatmul_t(x1g, qg).cpu().to_vector<float>(), qmatmul_t(x1, q).to_vector<float>(), 1e-4))
       return 2;
-    const bench::Timing t_items = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
+    const bench::Timing t_f32x = time_per_call(iters, [&] { (void)qmatmul_t(x1g, next_w()); });
     restore_env(caller);
     const bench::Timing tp = time_per_call(piters, [&] { (void)qmatmul_t(xpg, qg); });
     const double bytes = static_cast<double>(q.nbytes());
@@ -256,8 +256,8 @@ int main(int argc, char** argv) {
                 bench::fmt(t1.batch_gpu_s, 1e6, 9, 1).c_str(),
                 bench::fmt(bench::rate(bytes, t1.batch_gpu_s), 100 / (kPeakGBs * 1e9), 6, 1).c_str(),
                 bench::fmt(t1.gpu_s, 1e6, 9, 1).c_str(), gbs, bench::fmt(gpu_gbs, 1, 9, 1).c_str(),
-                100.0 * (gpu_gbs > 0 ? gpu_gbs : gbs) / kPeakGBs, t_items.wall_s * 1e6,
-                bench::fmt(t_items.gpu_s, 1e6, 9, 1).c_str(), tp.wall_s * 1e3, bench::fmt(tp.gpu_s, 1e3, 10, 2).c_str(), tf,
+                100.0 * (gpu_gbs > 0 ? gpu_gbs : gbs) / kPeakGBs, t_f32x.wall_s * 1e6,
+                bench::fmt(t_f32x.gpu_s, 1e6, 9, 1).c_str(), tp.wall_s * 1e3, bench::fmt(tp.gpu_s, 1e3, 10, 2).c_str(), tf,
                 bench::fmt(gpu_tf, 1, 8, 2).c_str(), dense_tflops > 0 ? tf / dense_tflops : 0.0);
     last = t1;
     std::fflush(stdout);  // results survive even if teardown at exit misbehaves

@@ -13,9 +13,9 @@ namespace wgt {
 enum class OpKind : uint8_t {
   Unary, Binary, Where, Cast, Fill, Arange, RandUniform, RandNormal, Reduce, MatMul,
   Softmax, LogSoftmax, RMSNorm, LayerNorm, Concat, Copy, IndexSelect, Gather,
-  // transformer (branch transformer)
+  // transformer ops
   Rope, Attention, SiluMul, KVAppend,
-  // quantized (branch quant)
+  // quantized ops
   QMatMul,      // inputs {x f32 [M, K], packed weight bytes u8 [N * row_bytes]}; attrs.qtype; out f32 [M, N]
   QDequantize,  // input packed bytes u8 [rows, row_bytes]; attrs.qtype; out f32 [rows, cols]
   QGetRows,     // inputs {packed bytes u8 [rows, row_bytes], ids i32 [n]}; attrs.qtype; out f32 [n, cols]
@@ -49,7 +49,7 @@ struct OpAttrs {
   // last input (contract in src/ops/linalg.cpp).
   enum class Prologue : uint8_t { None, RmsNorm, SiluMul };
   Prologue prologue = Prologue::None;
-  // transformer (branch transformer); contracts in src/ops/nn.cpp
+  // transformer ops; contracts in src/ops/nn.cpp
   int64_t n_rot = 0;          // Rope: rotated dims (even, <= head_dim); KVAppend: > 0 applies RoPE
   bool rope_neox = false;     // Rope, KVAppend: rotate halves (neox) instead of interleaved pairs
   bool rope_factors = false;  // Rope, KVAppend, MatMul with n_rot: an f32 [n_rot/2] freq-factors input (see src/ops/nn.cpp)

@@ -107,7 +107,7 @@ struct Settings {
   Setting<uint32_t> webgpu_batch = 256u;
   Setting<uint32_t> webgpu_early = 8u;
   Setting<std::optional<bool>> webgpu_bind_cache;
-  // kernel choices and tuning (read by the launchers on every call)
+  // kernel choices and tuning (the launchers' own, or via webgpu/plans/tuning.hpp)
   Setting<bool> matmul_f16_acc = false;
   Setting<std::optional<DimsSetting>> matmul_tile, matmul_gemv, matmul_gemv_vec;
   Setting<bool> matmul_subgroups = true, matmul_vec = true;
@@ -118,8 +118,7 @@ struct Settings {
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;
   Setting<const char*> qmatvec_kernel = nullptr;  // one of WGT_QMATVEC_KERNEL's choices; null = default
-  Setting<std::optional<uint32_t>> qmatvec_rows, qmatvec_unroll, qmatvec_warps, qmatvec_ksplit, qmatvec_stage_buffers;
-  Setting<std::optional<uint32_t>> qmatvec_xstat_rows, qmatvec_xstat_batch, qmatvec_wave;
+  Setting<std::optional<uint32_t>> qmatvec_rows, qmatvec_unroll, qmatvec_warps, qmatvec_ksplit, qmatvec_wave;
 };
 
 // Parses every variable of the table through `lookup` (null or "" = unset). Strict: throws

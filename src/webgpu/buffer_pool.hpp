@@ -28,7 +28,6 @@ class WebGPUBuffer final : public DeviceBuffer {
   api::Buffer handle() const { return buf_; }
   // Size bound to shaders: the requested bytes rounded up to 4 (at least 4).
   uint64_t bound_size() const { return nbytes_ < 4 ? 4 : (nbytes_ + 3) & ~size_t{3}; }
-  uint64_t last_batch = 0;  // serial of the last open batch that referenced it
 
  private:
   std::shared_ptr<BufferPool> pool_;

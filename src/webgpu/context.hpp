@@ -12,6 +12,7 @@
 //  * Device buffers are sized up to a multiple of 4 bytes, so u8/bool/f16 data can be read
 //    as array<u32>.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -63,15 +64,18 @@ struct ShaderVariant {
 
 class Pipeline;  // opaque, owned by the context's cache
 
-// Compact identity of a shader variant, for launchers that build their variant from a few
-// small parameters on every call (the quantized matvec has a dozen defines): `family` is the
-// address of a launcher-local static (unique per variant family), a and b pack the parameters
-// that select the defines. Two ids are the same variant iff all three fields are equal.
-struct VariantId {
+// Identity of a shader variant in the pipeline cache: `family` is the address of a
+// kernel-family static (unique per family), `w` the family's typed plan fields copied
+// bytewise (src/webgpu/plans/plan.hpp make_key), so two keys are the same variant iff all
+// fields are equal; the cache hashes the words.
+struct PipelineKey {
   const void* family = nullptr;
-  uint64_t a = 0, b = 0;
-  bool operator==(const VariantId&) const = default;
+  std::array<uint64_t, 4> w{};
+  bool operator==(const PipelineKey&) const = default;
 };
+// The older name, kept while the launchers outside the plan families (elementwise, nn) still
+// pack their parameters by hand.
+using VariantId = PipelineKey;
 
 struct Arg {
   const DeviceBuffer* buffer = nullptr;
@@ -100,7 +104,7 @@ class Context {
   // first time `id` is asked for: the per-call path is one hash look-up. Same errors as
   // pipeline() on that first call. make() must always return the same variant for one id.
   template <class MakeVariant>
-  const Pipeline* pipeline(const VariantId& id, MakeVariant&& make) {
+  const Pipeline* pipeline(const PipelineKey& id, MakeVariant&& make) {
     if (const Pipeline* p = find_pipeline(id)) return p;
     const Pipeline* p = pipeline(make());
     remember_pipeline(id, p);
@@ -108,8 +112,8 @@ class Context {
   }
   // The memo behind pipeline(id, make): nullptr when id was not seen (in the current
   // pipeline-layout mode), and the entry to add after a successful pipeline(variant).
-  virtual const Pipeline* find_pipeline(const VariantId& id) = 0;
-  virtual void remember_pipeline(const VariantId& id, const Pipeline* p) = 0;
+  virtual const Pipeline* find_pipeline(const PipelineKey& id) = 0;
+  virtual void remember_pipeline(const PipelineKey& id, const Pipeline* p) = 0;
   // Records a dispatch into the current batch (no host wait).
   virtual void dispatch(const Dispatch& d) = 0;
   // Submits the current batch (still no wait).
@@ -181,7 +185,7 @@ void register_elementwise_kernels(KernelRegistry&);  // Copy, Unary, Binary, Whe
 void register_reduce_kernels(KernelRegistry&);       // Reduce, Softmax, LogSoftmax, RMSNorm, LayerNorm
 void register_matmul_kernels(KernelRegistry&);       // MatMul (incl. transpose_b)
 void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gather
-void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention (branch transformer)
+void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention
 void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
 void register_sparse_kernels(KernelRegistry&);       // SpMM, SDDMM, SpAddDense, SpRowReduce, SpSoftmax
 

@@ -78,9 +78,9 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   const Limits& limits() const override { return dev_->limits(); }
   uint32_t subgroup_size() const override { return dev_->desc().subgroup_max; }
   const Pipeline* pipeline(const ShaderVariant& variant) override;
-  using Context::pipeline;  // the VariantId overload
-  const Pipeline* find_pipeline(const VariantId& id) override;
-  void remember_pipeline(const VariantId& id, const Pipeline* p) override;
+  using Context::pipeline;  // the PipelineKey overload
+  const Pipeline* find_pipeline(const PipelineKey& id) override;
+  void remember_pipeline(const PipelineKey& id, const Pipeline* p) override;
   void dispatch(const Dispatch& d) override;
   void flush() override;
   Tensor compact(const Tensor& t) override;
@@ -179,12 +179,12 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   std::shared_ptr<BufferPool> pool_;
   KernelRegistry registry_;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-  // VariantId -> pipeline (an entry of pipelines_, so valid as long as this backend), one map
+  // PipelineKey -> pipeline (an entry of pipelines_, so valid as long as this backend), one map
   // per layout mode (index: bind_cache_), since pipeline() keys on that mode too.
   struct VariantIdHash {
-    size_t operator()(const VariantId& id) const;
+    size_t operator()(const PipelineKey& id) const;
   };
-  std::unordered_map<VariantId, const Pipeline*, VariantIdHash> variant_ids_[2];
+  std::unordered_map<PipelineKey, const Pipeline*, VariantIdHash> variant_ids_[2];
   std::unique_ptr<Batch> batch_;
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;

@@ -152,21 +152,20 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
   return pipelines_.emplace(key, std::move(out)).first->second.get();
 }
 
-size_t WebGPUBackend::VariantIdHash::operator()(const VariantId& id) const {
+size_t WebGPUBackend::VariantIdHash::operator()(const PipelineKey& id) const {
   uint64_t h = reinterpret_cast<uintptr_t>(id.family) * 0x9E3779B97F4A7C15ull;
-  h = (h ^ id.a) * 0x100000001B3ull + (h >> 29);
-  h = (h ^ id.b) * 0x100000001B3ull + (h >> 29);
+  for (uint64_t w : id.w) h = (h ^ w) * 0x100000001B3ull + (h >> 29);
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-const Pipeline* WebGPUBackend::find_pipeline(const VariantId& id) {
+const Pipeline* WebGPUBackend::find_pipeline(const PipelineKey& id) {
   hostprof::Scope prof(hostprof::Pipeline);
   const auto& m = variant_ids_[bind_cache_ ? 1 : 0];
   const auto it = m.find(id);
   return it == m.end() ? nullptr : it->second;
 }
 
-void WebGPUBackend::remember_pipeline(const VariantId& id, const Pipeline* p) {
+void WebGPUBackend::remember_pipeline(const PipelineKey& id, const Pipeline* p) {
   if (p) variant_ids_[bind_cache_ ? 1 : 0].emplace(id, p);
 }
 

@@ -93,7 +93,7 @@ TEST(Settings, GoodValuesParse) {
                       {"WGT_MATMUL_GEMV", "off"},
                       {"WGT_MATMUL_GEMV_VEC", "128x32x2"},
                       {"WGT_MATMUL_F16", "packed"},
-                      {"WGT_QMATVEC_KERNEL", "xstat"},
+                      {"WGT_QMATVEC_KERNEL", "i8"},
                       {"WGT_QMATVEC_SUBGROUPS", "off"},
                       {"WGT_QMATVEC_KSPLIT", "8"},
                       {"WGT_QMATVEC_WAVE", "0"},
@@ -112,7 +112,7 @@ TEST(Settings, GoodValuesParse) {
   EXPECT_TRUE(s.matmul_gemv->value().off);
   EXPECT_EQ(to_string(**s.matmul_gemv_vec), "128x32x2");
   EXPECT_EQ(*s.matmul_f16, Settings::F16Store::Packed);
-  EXPECT_STREQ(*s.qmatvec_kernel, "xstat");
+  EXPECT_STREQ(*s.qmatvec_kernel, "i8");
   EXPECT_FALSE(*s.qmatvec_subgroups);
   EXPECT_EQ(**s.qmatvec_ksplit, 8u);
   EXPECT_EQ(**s.qmatvec_wave, 0u);  // set to 0, not unset

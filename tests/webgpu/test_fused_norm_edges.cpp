@@ -1,7 +1,7 @@
 // The fused RMSNorm prologues on rows that overflow a plain f32 sum of squares (|x| ~ 1e19 and
 // above), against the unfused definition on the CPU reference (docs/semantics.md): the
 // vector gemv of rms_norm_matmul_t and the streaming quantized matvecs of rms_norm_qmatmul_t
-// (f32 x direct / staged, 8-bit x, subgroup and workgroup reductions) give finite results, as
+// (f32 x, 8-bit x, subgroup and workgroup reductions) give finite results, as
 // the standalone rms_norm does, instead of zeros.
 #include <gtest/gtest.h>
 
@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "webgpu/kernels/matmul.hpp"
+#include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt::webgpu {
-bool last_qmatvec_fused_norm_for_testing();
+QMatmulPlan last_qmatvec_plan_for_testing();  // kernels/quant.cpp
 }
 
 namespace wgt {
@@ -85,23 +86,27 @@ TEST_F(WebGpuFusedNormEdges, RmsNormQmatmulHugeRows) {
   const Tensor x = edge_rows(K), g = Tensor::from_vector(randv(K, 4, 1.f), {K});
   struct Kernel { const char *name, *sg; double rel; };
   // The 8-bit-x kernels quantize the normalized x: a looser bound.
-  for (const Kernel& kc : {Kernel{"stream", "on", 1e-4}, Kernel{"stream", "off", 1e-4}, Kernel{"staged", "on", 1e-4},
-                           Kernel{"staged", "off", 1e-4}, Kernel{"i8", "on", 3e-2}, Kernel{"i8", "off", 3e-2},
-                           Kernel{"i8x2", "on", 3e-2}}) {
-    setenv("WGT_QMATVEC_KERNEL", kc.name, 1);
-    setenv("WGT_QMATVEC_SUBGROUPS", kc.sg, 1);
+  for (const Kernel& kc : {Kernel{"stream", "on", 1e-4}, Kernel{"stream", "off", 1e-4}, Kernel{"i8", "on", 3e-2},
+                           Kernel{"i8", "off", 3e-2}, Kernel{"i8x2", "on", 3e-2}}) {
+    webgpu::KernelTuning tu;  // set in C++ (webgpu/plans/tuning.hpp)
+    const std::string name = kc.name;
+    tu.qmatvec.kernel = name == "stream" ? webgpu::QMatvecKernel::Stream
+                        : name == "i8"   ? webgpu::QMatvecKernel::I8
+                                         : webgpu::QMatvecKernel::I8x2;
+    tu.qmatvec.subgroups = std::string(kc.sg) == "on";
+    webgpu::set_kernel_tuning_override(tu);
     for (QType t : {QType::Q4_0, QType::Q8_0}) {
       const QTensor w = quantize(Tensor::from_vector(randv(N * K, 6, 0.05f), {N, K}), t);
       use_cpu_reference();
       const auto want = qmatmul_t(rms_norm(x, g, 1e-5), w).to_vector<float>();
       use_gpu();
       const auto got = rms_norm_qmatmul_t(x.to(kGpu), g.to(kGpu), w.to(kGpu), 1e-5).cpu().to_vector<float>();
-      EXPECT_TRUE(webgpu::last_qmatvec_fused_norm_for_testing()) << kc.name;
+      EXPECT_TRUE(webgpu::last_qmatvec_plan_for_testing().shader.norm) << kc.name;
+      EXPECT_STREQ(webgpu::last_qmatvec_plan_for_testing().kernel_name(), kc.name);
       expect_rows_close(got, want, N, kc.rel, std::string(kc.name) + " sg " + kc.sg + " " + qtype_name(t));
     }
   }
-  unsetenv("WGT_QMATVEC_KERNEL");
-  unsetenv("WGT_QMATVEC_SUBGROUPS");
+  webgpu::set_kernel_tuning_override(std::nullopt);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // values, f32 and f16, guard regions around an output that starts at a nonzero offset.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "settings_env.hpp"
 #include "webgpu/kernels/matmul.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
@@ -283,12 +286,50 @@ TEST(WebGpuMatmul, F16) {
   }
 }
 
+// Sets the matmul tuning for one scope through the C++ override (webgpu/plans/tuning.hpp),
+// restoring the previous one after: how these tests force a kernel shape.
+std::optional<webgpu::KernelTuning> g_override;
+struct ScopedTuning {
+  std::optional<webgpu::KernelTuning> saved;
+  template <class F>
+  explicit ScopedTuning(F&& change) : saved(g_override) {
+    webgpu::KernelTuning t = g_override.value_or(webgpu::KernelTuning{});
+    change(t.matmul);
+    g_override = t;
+    webgpu::set_kernel_tuning_override(g_override);
+  }
+  ~ScopedTuning() {
+    g_override = saved;
+    webgpu::set_kernel_tuning_override(g_override);
+  }
+};
+// "AxBxC..." as numbers, for shapes written the way WGT_MATMUL_* takes them.
+template <size_t N>
+std::array<uint32_t, N> dims(const char* text, uint32_t fill = 1) {
+  std::array<uint32_t, N> d;
+  d.fill(fill);
+  size_t i = 0;
+  for (const char* c = text; *c && i < N; ++i) {
+    d[i] = static_cast<uint32_t>(std::strtoul(c, const_cast<char**>(&c), 10));
+    if (*c == 'x') ++c;
+  }
+  return d;
+}
+
+// Sets an environment variable for one scope (reloaded: the next launch sees it); for the
+// tests of the variables' parsing.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
+  ~ScopedEnv() { test_unsetenv(name.c_str()); }
+};
+
 TEST(WebGpuMatmul, TileOverridesAgree) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 130, 65}, DType::F32, 700), b = random_gpu({65, 127}, DType::F32, 701);
   Tensor bt = random_gpu({127, 65}, DType::F32, 702);
   for (const char* tile : {"32x32x8x4x4", "64x64x8x4x4", "64x64x16x4x4", "64x32x8x4x4", "32x64x16x4x8", "128x128x8x8x8"}) {
-    ASSERT_EQ(test_setenv("WGT_MATMUL_TILE", tile), 0);
+    ScopedTuning st([&](webgpu::MatmulTuning& m) { m.tile = dims<5>(tile); });
     std::string v;
     try {
       v = check_matmul(gpu, a, b, false);
@@ -303,12 +344,15 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
     const size_t third = t.find('x', t.find('x', t.find('x') + 1) + 1);
     EXPECT_EQ(v.rfind("tiled " + t.substr(0, third) + " " + t.substr(third + 1) + " ", 0), 0u) << v;
   }
-  ASSERT_EQ(test_setenv("WGT_MATMUL_GEMV", "off"), 0);
-  EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 703), b, false).rfind("tiled", 0), 0u);
-  ASSERT_EQ(test_setenv("WGT_MATMUL_GEMV", "64x16"), 0);
-  EXPECT_EQ(check_matmul(gpu, random_gpu({3, 65}, DType::F32, 704), bt, true), "gemv 64x16 kfast");
-  test_unsetenv("WGT_MATMUL_GEMV");
-  ASSERT_EQ(test_setenv("WGT_MATMUL_TILE", "64x64x8x3x4"), 0);  // TM not a multiple of 4
+  {
+    ScopedTuning off([](webgpu::MatmulTuning& m) { m.gemv_off = true; });
+    EXPECT_EQ(check_matmul(gpu, random_gpu({1, 65}, DType::F32, 703), b, false).rfind("tiled", 0), 0u);
+  }
+  {
+    ScopedTuning g([](webgpu::MatmulTuning& m) { m.gemv = {64, 16}; });
+    EXPECT_EQ(check_matmul(gpu, random_gpu({3, 65}, DType::F32, 704), bt, true), "gemv 64x16 kfast");
+  }
+  ScopedTuning bad([](webgpu::MatmulTuning& m) { m.tile = {64, 64, 8, 3, 4}; });  // TM not a multiple of 4
   OpCall call{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 130, 127}, DType::F32, Device::webgpu())}, {}, 0.0};
   try {
     gpu->execute(call);
@@ -316,15 +360,7 @@ TEST(WebGpuMatmul, TileOverridesAgree) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
   }
-  test_unsetenv("WGT_MATMUL_TILE");
 }
-
-// Sets an environment variable for one scope (reloaded: the next launch sees it).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
-  ~ScopedEnv() { test_unsetenv(name.c_str()); }
-};
 
 bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }
 
@@ -332,7 +368,7 @@ TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
   REQUIRE_GPU(gpu);
   // The H200's large-matrix tile (these small shapes would get the 64x64x8 tile, whose 256
   // invocations cannot each take a whole vec4 of a 64x8 chunk, so it loads scalars).
-  ScopedEnv big_tile("WGT_MATMUL_TILE", "128x128x8x8x8");
+  ScopedTuning big_tile([](webgpu::MatmulTuning& m) { m.tile = {128, 128, 8, 8, 8}; });
   uint32_t seed = 900;
   // K and N multiples of 4, offset 0: both operands vec4, output vec4 (guard 4 keeps it aligned).
   Tensor a = random_gpu({70, 132}, DType::F32, seed++), b = random_gpu({132, 68}, DType::F32, seed++);
@@ -360,7 +396,7 @@ TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
   EXPECT_TRUE(has(v, "a:v4") && has(v, "b:v4")) << v;
   // WGT_MATMUL_VEC=off keeps everything scalar; results agree.
   {
-    ScopedEnv off("WGT_MATMUL_VEC", "off");
+    ScopedTuning off([](webgpu::MatmulTuning& m) { m.vec = false; });
     v = check_matmul(gpu, a, b, false, 4);
     EXPECT_FALSE(has(v, "v4")) << v;
   }
@@ -370,7 +406,7 @@ TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
   struct T { const char* tile; bool vec; };
   for (const T& t : {T{"64x64x16x4x4", true}, T{"32x64x16x4x8", true}, T{"128x64x16x8x4", true},
                      T{"64x32x16x4x4", true}, T{"64x64x8x4x4", false}}) {
-    ScopedEnv e("WGT_MATMUL_TILE", t.tile);
+    ScopedTuning e([&](webgpu::MatmulTuning& m) { m.tile = dims<5>(t.tile); });
     for (bool tb : {false, true}) {
       Tensor bb = tb ? random_gpu({68, 132}, DType::F32, seed++) : b;
       v = check_matmul(gpu, a, bb, tb, 4);
@@ -384,7 +420,7 @@ TEST(WebGpuMatmul, Vec4LoadsWhereLayoutAllows) {
 // has shader-f16, the only f16 path where it does not.
 TEST(WebGpuMatmul, F16PackedWithoutShaderF16) {
   REQUIRE_GPU(gpu);
-  ScopedEnv packed("WGT_MATMUL_F16", "packed");
+  ScopedTuning packed([](webgpu::MatmulTuning& m) { m.f16 = webgpu::F16Store::Packed; });
   uint32_t seed = 1000;
   {
     Tensor a = random_gpu({2, 2}, DType::F16, 1), b = random_gpu({2, 2}, DType::F16, 2);
@@ -403,7 +439,7 @@ TEST(WebGpuMatmul, F16PackedWithoutShaderF16) {
       }
   // Output modes of the tiled kernel: whole words (even offset and N), atomics otherwise; vec4
   // loads (four halves as vec2<u32>) with a tile that splits into whole vec4 per invocation.
-  ScopedEnv tile("WGT_MATMUL_TILE", "64x64x16x4x4");
+  ScopedTuning tile([](webgpu::MatmulTuning& m) { m.tile = {64, 64, 16, 4, 4}; });
   Tensor a = random_gpu({40, 128}, DType::F16, seed++), b = random_gpu({128, 36}, DType::F16, seed++);
   std::string v = check_matmul(gpu, a, b, false, 4);
   EXPECT_TRUE(has(v, "o:pair") && has(v, "a:v4") && has(v, "b:v4")) << v;
@@ -491,7 +527,7 @@ void gemv_vec_cases(DeviceBackend* gpu, DType dt, uint32_t seed, const char* red
 TEST(WebGpuMatmul, GemvVecF32) {
   REQUIRE_GPU(gpu);
   gemv_vec_cases(gpu, DType::F32, 1200, nullptr);
-  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  ScopedTuning off([](webgpu::MatmulTuning& m) { m.subgroups = false; });
   gemv_vec_cases(gpu, DType::F32, 1300, " tree");
 }
 
@@ -499,9 +535,9 @@ TEST(WebGpuMatmul, GemvVecF16) {
   REQUIRE_GPU(gpu);
   if (!f16_runs(gpu)) GTEST_SKIP() << "the backend refuses f16 before the kernel";
   gemv_vec_cases(gpu, DType::F16, 1400, nullptr);  // native where the adapter has shader-f16
-  ScopedEnv packed("WGT_MATMUL_F16", "packed");
+  ScopedTuning packed([](webgpu::MatmulTuning& m) { m.f16 = webgpu::F16Store::Packed; });
   gemv_vec_cases(gpu, DType::F16, 1500, " f16p");
-  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  ScopedTuning off([](webgpu::MatmulTuning& m) { m.subgroups = false; });
   gemv_vec_cases(gpu, DType::F16, 1600, " tree f16p");
 }
 
@@ -509,13 +545,13 @@ TEST(WebGpuMatmul, GemvVecF16) {
 TEST(WebGpuMatmul, GemvVecRowBlocks) {
   REQUIRE_GPU(gpu);
   {
-    ScopedEnv rb("WGT_MATMUL_GEMV_VEC", "256x32x4");
+    ScopedTuning rb([](webgpu::MatmulTuning& m) { m.gemv_vec = {256, 32, 4}; });
     gemv_vec_cases(gpu, DType::F32, 1800, nullptr, "256x32x4");
   }
   if (!f16_runs(gpu)) return;
-  ScopedEnv rb3("WGT_MATMUL_GEMV_VEC", "128x32x3");
-  ScopedEnv packed("WGT_MATMUL_F16", "packed");
-  ScopedEnv off("WGT_MATMUL_SUBGROUPS", "off");
+  ScopedTuning rb3([](webgpu::MatmulTuning& m) { m.gemv_vec = {128, 32, 3}; });
+  ScopedTuning packed([](webgpu::MatmulTuning& m) { m.f16 = webgpu::F16Store::Packed; });
+  ScopedTuning off([](webgpu::MatmulTuning& m) { m.subgroups = false; });
   gemv_vec_cases(gpu, DType::F16, 2000, " tree f16p", "128x32x3");
 }
 
@@ -526,7 +562,9 @@ TEST(WebGpuMatmul, MixedF32TimesF16) {
   REQUIRE_GPU(gpu);
   uint32_t seed = 2100;
   for (const char* f16 : {"auto", "packed"}) {
-    ScopedEnv e("WGT_MATMUL_F16", f16);
+    ScopedTuning e([&](webgpu::MatmulTuning& m) {
+      m.f16 = std::string(f16) == "packed" ? webgpu::F16Store::Packed : webgpu::F16Store::Auto;
+    });
     for (int64_t M : {1, 4, 5, 33})
       for (int64_t N : {1, 9, 130})
         for (int64_t K : {8, 13, 520}) {
@@ -705,36 +743,36 @@ TEST(WebGpuMatmul, GemvVecOverrides) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 200}, DType::F32, 1700), w = random_gpu({50, 200}, DType::F32, 1701);
   {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "64x16");
+    ScopedTuning e([](webgpu::MatmulTuning& m) { m.gemv_vec = {64, 16, 1}; });
     EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 64x16 m2 ", 0), 0u);
   }
   // Several rows per invocation (RB): N = 50 is not a multiple of the rows per workgroup.
   for (const char* rb : {"128x32x2", "64x16x3"}) {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", rb);
+    ScopedTuning e([&](webgpu::MatmulTuning& m) { m.gemv_vec = dims<3>(rb); });
     for (int64_t M : {1, 4}) {
       const std::string v = check_matmul(gpu, random_gpu({M, 200}, DType::F32, 1703), w, true);
       EXPECT_EQ(v.rfind(std::string("gemv_vec ") + rb + " m" + std::to_string(M), 0), 0u) << v;
     }
   }
   {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "128x128");  // one row per workgroup
+    ScopedTuning e([](webgpu::MatmulTuning& m) { m.gemv_vec = {128, 128, 1}; });  // one row per workgroup
     EXPECT_EQ(check_matmul(gpu, a, w, true).rfind("gemv_vec 128x128 m2 ", 0), 0u);
   }
   // Fewer invocations per row than a subgroup holds (lavapipe's are 4-16 wide, NVIDIA's 32):
   // subgroups span several rows and must fall back to storing their own partial sums.
   for (const char* narrow : {"64x2", "64x4", "128x8"}) {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", narrow);
+    ScopedTuning e([&](webgpu::MatmulTuning& m) { m.gemv_vec = dims<3>(narrow); });
     for (int64_t M : {1, 4}) {
       const std::string v = check_matmul(gpu, random_gpu({M, 200}, DType::F32, 1702), w, true);
       EXPECT_EQ(v.rfind(std::string("gemv_vec ") + narrow, 0), 0u) << v;
     }
   }
   {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", "off");
+    ScopedTuning e([](webgpu::MatmulTuning& m) { m.gemv_vec_off = true; });
     EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
   }
   {
-    ScopedEnv e("WGT_MATMUL_VEC", "off");
+    ScopedTuning e([](webgpu::MatmulTuning& m) { m.vec = false; });
     EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
   }
   for (const char* bad : {"64x3", "48x32", "x", "128x32x9", "128x32x0", "128x32x2x2"}) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "settings_env.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -69,7 +70,7 @@ class QuantBlock : public wgt::testing::WebGpuTest {
   }
 };
 
-// The device block against the CPU's with each decode matvec: f32 x (WGT_QMATVEC_KERNEL=stream)
+// The device block against the CPU's with each decode matvec: f32 x (the `stream` kernel)
 // and the default i8x2 (x as two 8-bit terms per 16 values in the Q4_K/Q8_0/Q6_K/Q4_0
 // projections; measured ~4e-5 on lavapipe) within 2e-4; i8 (one 8-bit term: each projection
 // moves by up to ~0.4% of its largest output, 1/254 of a group's largest |x|; measured 0.7-1.2%
@@ -80,11 +81,15 @@ TEST_F(QuantBlock, DeviceMatchesCpuPrefillAndDecode) {
     double tol;
   };
   for (const Case& c : {Case{"stream", 2e-4}, Case{"", 2e-4}, Case{"i8", kI8BlockTol}}) {
-    SCOPED_TRACE(std::string("WGT_QMATVEC_KERNEL='") + c.kernel + "'");
-    if (*c.kernel) test_setenv("WGT_QMATVEC_KERNEL", c.kernel); else test_unsetenv("WGT_QMATVEC_KERNEL");
+    SCOPED_TRACE(std::string("matvec kernel '") + c.kernel + "'");
+    webgpu::KernelTuning tu;  // set in C++ (webgpu/plans/tuning.hpp); "" = the default
+    const std::string k = c.kernel;
+    if (k == "stream") tu.qmatvec.kernel = webgpu::QMatvecKernel::Stream;
+    if (k == "i8") tu.qmatvec.kernel = webgpu::QMatvecKernel::I8;
+    webgpu::set_kernel_tuning_override(tu);
     check_device_matches_cpu(c.tol);
   }
-  test_unsetenv("WGT_QMATVEC_KERNEL");
+  webgpu::set_kernel_tuning_override(std::nullopt);
 }
 
 void QuantBlock::check_device_matches_cpu(double decode_tol) {

@@ -10,6 +10,7 @@
 #include "conformance.hpp"
 #include "settings_env.hpp"
 #include "webgpu/buffer_pool.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "webgpu/webgpu_backend.hpp"
 #include "wgt/webgpu_info.hpp"
 
@@ -222,6 +223,36 @@ TEST(WebGPU, VariantIdPipelinesFollowTheBindCacheMode) {
     }
     EXPECT_EQ(x.to_vector<float>()[1023], want);
   }
+}
+
+// The planned families look their pipeline up by the plan's key: repeated calls of one plan
+// build no pipeline, another plan (the tuning changed) builds exactly one, and going back to
+// the first plan finds its pipeline again.
+TEST(WebGPU, PlannedFamiliesReusePipelinesByPlanKey) {
+  auto& b = backend();
+  b.synchronize();
+  const Tensor x = full({1, 64}, 0.5, DType::F32, b.device()), w = full({40, 64}, 0.25, DType::F32, b.device());
+  const QTensor qw = quantize(full({40, 64}, 0.25), QType::Q8_0).to(b.device());
+  auto run_both = [&] {
+    (void)matmul_t(x, w);
+    (void)qmatmul_t(x, qw);
+  };
+  webgpu::KernelTuning tu;
+  webgpu::set_kernel_tuning_override(tu);
+  run_both();  // warm-up: this plan's pipelines
+  const uint64_t p0 = b.batch_stats().pipelines;
+  for (int i = 0; i < 5; ++i) run_both();
+  EXPECT_EQ(b.batch_stats().pipelines, p0);
+  tu.matmul.gemv_off = true;  // the tiled kernel instead of a gemv
+  tu.qmatvec.rows = 3;        // no default shape has 3 rows per warp
+  webgpu::set_kernel_tuning_override(tu);
+  run_both();
+  EXPECT_EQ(b.batch_stats().pipelines, p0 + 2);
+  webgpu::set_kernel_tuning_override(webgpu::KernelTuning{});
+  run_both();
+  EXPECT_EQ(b.batch_stats().pipelines, p0 + 2);
+  webgpu::set_kernel_tuning_override(std::nullopt);
+  b.synchronize();
 }
 
 TEST(WebGPU, PoolReusesAndAccounts) {

@@ -1,7 +1,8 @@
 // Introspection of the WebGPU matmul launcher (kernels/matmul.cpp), for benchmarks and tests.
 //
-// Environment overrides (runtime/settings.hpp), read by every launch (one process sweeps
-// variants with settings_reload() after each change):
+// Tuning (webgpu/plans/tuning.hpp: taken from these variables once per settings snapshot, so a
+// process sweeping variants calls settings_reload() after each change; or set in C++ with
+// set_kernel_tuning_override):
 //   WGT_MATMUL_TILE = BMxBNxBKxTMxTN   tiled kernel shape, e.g. 128x128x8x8x8 (default: by size)
 //   WGT_MATMUL_GEMV = WGxKS | off      small-M kernel: invocations x K-splitters, or never use it
 //   WGT_MATMUL_GEMV_VEC = WGxKS[xRB] | off  small-M kernel for K-contiguous B (x @ W^T) that
@@ -22,7 +23,8 @@
 #include <string>
 
 namespace wgt::webgpu {
-// Name of the variant chosen by the most recent matmul launch on this thread, e.g.
+// Name of the plan run by the most recent matmul launch on this thread (MatmulPlan::name(),
+// built when asked), e.g.
 // "tiled 128x128x8 8x8 acc=f32 a:k b:n a:v4 b:v4 o:v4", "gemv 256x64 kfast" or "gemv_vec 256x32 m1 sg"
 // (" f16p" appended for packed f16); empty before the first launch.
 const std::string& matmul_last_variant();

@@ -5,19 +5,20 @@
 // Operands are read through element strides, so transposed views need no compaction; the
 // *_KFAST defines only pick which thread->element mapping keeps the global reads coalesced.
 //
-// Storage access is text the launcher generates (kernels/matmul.cpp, io_defines), so one source
-// serves f32, native f16 and f16 packed two per u32 (core WGSL, no shader-f16):
-//   A_ELEM/B_ELEM/O_ELEM  binding element types (T, vec4<T>, u32, vec2<u32>, atomic<u32>)
-//   LDA1/LDB1 (element i -> CT), LDA4/LDB4 (vec4 index i -> vec4<CT>): loads; the unused one of
-//   each pair is a constant, because a binding has one element type.
-//   ST4 (4 outputs from element e, all in range) and ST1 (one output at e): stores of f32 values.
-// A_VEC / B_VEC: the operand is read as vec4 along its unit-stride dim (launcher guarantees that
-// dim's extent % 4 == 0 and every other stride/offset % 4 == 0).
-// Other defines: ENABLE, CT (compute type), BM BN BK TM TN (TM, TN multiples of 4), A_KFAST,
-// B_KFAST (the operand's K stride is the unit one).
-{{ENABLE}}
+// Storage access (f32, native f16 or f16 packed two per u32) and the stores come from
+// matmul_io.wgsl. Defines: A_STORE, B_STORE, A_VEC, B_VEC, O_MODE (matmul_io.wgsl); ACC16 (f16
+// compute type), BM BN BK TM TN (TM, TN multiples of 4), A_KFAST, B_KFAST (the operand's K
+// stride is the unit one). A_VEC / B_VEC: the launcher guarantees that the unit-stride dim's
+// extent % 4 == 0 and every other stride/offset % 4 == 0.
+#if A_STORE == 1 || B_STORE == 1
+enable f16;
+#endif
 
-alias CT = {{CT}};
+#if ACC16
+alias CT = f16;
+#else
+alias CT = f32;
+#endif
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
@@ -53,12 +54,6 @@ const BK4: u32 = BK / 4u;
 var<workgroup> As: array<vec4<CT>, 2u * AS_BUF>;
 var<workgroup> Bs: array<vec4<CT>, 2u * BS_BUF>;
 
-fn lda1(i: u32) -> CT { return {{LDA1}}; }
-fn ldb1(i: u32) -> CT { return {{LDB1}}; }
-fn lda4(i: u32) -> vec4<CT> { return {{LDA4}}; }
-fn ldb4(i: u32) -> vec4<CT> { return {{LDB4}}; }
-fn st4(e: u32, v: vec4<f32>) { {{ST4}} }
-fn st1(e: u32, v: f32) { {{ST1}} }
 
 // Element (m, k) of the A chunk handled by scalar fetch slot i of invocation lid.
 fn a_slot(lid: u32, i: u32) -> vec2<u32> {

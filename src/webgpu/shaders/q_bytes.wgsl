@@ -1,8 +1,6 @@
 // Byte-level access to packed GGUF blocks held in `w: array<u32>` (declared by the including
 // shader), plus the block constants of the format (QK, Q_BLOCK_BYTES, Q_OFF_*, Q_SUB, Q_ZERO),
 // generated from src/quant/blocks.hpp and injected through the QCONST define.
-// `w` may also be a workgroup array (q_mv_stream_staged stages the weight bytes there): the
-// helpers only index it, and the staged copy keeps every byte offset's value modulo 16.
 {{QCONST}}
 
 fn byte_at(off: u32) -> u32 {

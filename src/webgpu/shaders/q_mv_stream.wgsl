@@ -13,7 +13,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
   xrow = g.x * (params.k / 4u);
-  // Called by every invocation, rows or not: the staged source has barriers inside.
+  // Called by every invocation, rows or not: a source may have barriers inside.
   let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
   for (var r = 0u; r < NR; r = r + 1u) { red[r * WG + lid] = lane_sum(acc, r); }
   workgroupBarrier();

@@ -11,30 +11,26 @@
 // words, block scales decoded once per part instead of once per value. x is read as vec4
 // from global memory: K is unbounded and a whole x row can exceed the 16 KiB of workgroup
 // memory WebGPU guarantees.
-// Where the weight bytes come from is the SOURCE part: q_mv_stream_direct (lanes read the
-// global `w: array<u32>` themselves) or q_mv_stream_staged (each warp copies its rows' bytes
-// of a loop trip into workgroup memory with vec4 loads first), both with f32 x, or
-// q_mv_stream_i8 (x quantized to 8 bits; there the format's i8 part declares the weights).
-// The first two declare `w` (the array the q_bytes helpers and lane_dot read); all three
-// declare fn warp_partials(m, n0, cnt, lane, warp), which
-// every invocation of the workgroup calls (cnt == 0 for a warp without rows), so that the
-// staged variant's barriers sit in uniform control flow.
+// Where the weight bytes come from is the source part: q_mv_stream_direct (lanes read the
+// global `w: array<u32>` themselves; f32 x) or, with I8, q_mv_stream_i8 (x quantized to 8 bits;
+// there the format's i8 part declares the weights). Each declares
+// fn warp_partials(m, n0, cnt, lane, warp), which every invocation of the workgroup calls
+// (cnt == 0 for a warp without rows), so that a source may place barriers in it.
 // Defines: QCONST, ROWS (rows per warp), WARPS (warps per workgroup), KSPLIT (warps per set of
-// rows), UNROLL (blocks per lane
-// per loop trip), LANE (the format's q*_lane shader: SLOTS, struct LaneX,
-// fn lane_x(x4_base, block, part) -> LaneX and fn lane_dot(block_byte_off, part, LaneX) -> f32),
-// SOURCE (q_mv_stream_direct or q_mv_stream_staged, which may need defines of its own).
-// Bindings: x (as vec4; K is a multiple of 32), the weights (binding 1, declared by SOURCE),
-// y[, g], params.
+// rows), UNROLL (blocks per lane per loop trip), LANE (the format's q*_lane or, with I8, q*_i8
+// shader: SLOTS, struct LaneX, fn lane_x(x4_base, block, part) -> LaneX and
+// fn lane_dot(block_byte_off, part, LaneX) -> f32), I8 (and then q_mv_stream_i8's own defines).
+// Bindings: x (as vec4; K is a multiple of 32), the weights (binding 1, declared by the source),
+// y[, g][, cadd], params (P_BIND).
 // NORM (rms_norm_qmatmul_t): x is RMS-normalized on the way in. The lane parts partition each
 // block's values, so every x value of a row is loaded (xload) by exactly one lane of each warp:
 // xload multiplies it by the norm weight g and adds its square to the lane's ssq, the ssq of a
 // warp's lanes are reduced along with the row sums, and the stored sums are scaled by
-// 1 / sqrt(sum / K + eps) (a sum that overflows f32 is redone scaled: out_scale). Defines NORM,
-// G_DECL (g as vec4 at binding 3 and fn gload), P_BIND.
+// 1 / sqrt(sum / K + eps) (a sum that overflows f32 is redone scaled: out_scale). Define NORM
+// (g as vec4 at binding 3).
 // SILU (silu_mul_qmatmul_t): x is the gate and xload returns silu(gate) * up, up bound in g's
 // place (binding 3, params.g_off4 its vec4 offset). Define SILU.
-// ADD: a residual c added as y is stored. Defines ADD, C_DECL (cadd and fn addend).
+// ADD: a residual c added as y is stored (binding C_BIND, after g).
 struct Params {
   m: u32,
   n: u32,
@@ -69,10 +65,20 @@ const_assert !(NORM && SILU);
 const NR: u32 = select(ROWS, ROWS + 1u, NORM);  // reduced sums per lane: the rows, then ssq
 // One partial sum per (row r, invocation), row-major: red[r * WG + lid].
 var<workgroup> red: array<f32, NR * WG>;
-{{G_DECL}}
+#if NORM || SILU
+@group(0) @binding(3) var<storage, read> g: array<vec4<f32>>;
+fn gload(j: u32) -> vec4<f32> { return g[j]; }
+#else
+fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }
+#endif
 // ADD (addqmm_t): y = x W^T + c, c f32 laid out like y (binding after g), added at the store.
 const ADD: bool = {{ADD}};
-{{C_DECL}}
+#if ADD
+@group(0) @binding({{C_BIND}}) var<storage, read> cadd: array<f32>;
+fn addend(i: u32) -> f32 { return cadd[params.c_off + i]; }
+#else
+fn addend(i: u32) -> f32 { return 0.0; }
+#endif
 // The value stored at y[i] for the row sum s (already scaled).
 fn out_value(s: f32, i: u32) -> f32 {
   if (ADD) { return s + addend(i); }
@@ -140,4 +146,8 @@ fn warp_rows(n0_group: u32, warp: u32) -> vec2<u32> {
   return vec2<u32>(n0, min(ROWS, params.n - n0));
 }
 
-#include "{{SOURCE}}"
+#if I8
+#include "q_mv_stream_i8"
+#else
+#include "q_mv_stream_direct"
+#endif

@@ -1,6 +1,6 @@
 // Weight source of the streaming matvec (q_mv_stream_common) that reads the packed rows
 // straight from global memory: every lane issues its own scalar u32 loads (the q_bytes
-// helpers). Works for any row length; the staged source needs 16-byte aligned rows.
+// helpers). Works for any row length.
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 
 // Adds this lane's part of block b of every row to acc. Rows past cnt repeat the last

@@ -1,0 +1,86 @@
+// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* settings into typed kernel tuning, cached per
+// settings snapshot, and the C++ override.
+#include "webgpu/plans/tuning.hpp"
+
+#include <cstring>
+
+#include "runtime/settings.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+std::optional<KernelTuning> g_override;
+
+MatmulTuning matmul_from(const Settings& s) {
+  MatmulTuning t;
+  if (const auto& tile = *s.matmul_tile) {
+    const auto& f = tile->v;  // five numbers (settings.cpp)
+    t.tile = {f[0], f[1], f[2], f[3], f[4]};
+  }
+  if (const auto& g = *s.matmul_gemv) {
+    if (g->off) t.gemv_off = true;
+    else t.gemv = {g->v[0], g->v[1]};
+  }
+  if (const auto& g = *s.matmul_gemv_vec) {
+    if (g->off) t.gemv_vec_off = true;
+    else t.gemv_vec = {g->v[0], g->v[1], g->v.size() == 3 ? g->v[2] : 1};
+  }
+  t.subgroups = *s.matmul_subgroups;
+  t.vec = *s.matmul_vec;
+  t.f16_acc = *s.matmul_f16_acc;
+  switch (*s.matmul_f16) {
+    case Settings::F16Store::Auto: t.f16 = F16Store::Auto; break;
+    case Settings::F16Store::Native: t.f16 = F16Store::Native; break;
+    case Settings::F16Store::Packed: t.f16 = F16Store::Packed; break;
+  }
+  return t;
+}
+
+QMatvecTuning qmatvec_from(const Settings& s) {
+  QMatvecTuning t;
+  if (const char* k = *s.qmatvec_kernel) {  // one of the table's words (settings.cpp)
+    if (std::strcmp(k, "stream") == 0) t.kernel = QMatvecKernel::Stream;
+    else if (std::strcmp(k, "i8") == 0) t.kernel = QMatvecKernel::I8;
+    else t.kernel = QMatvecKernel::I8x2;
+  }
+  t.subgroups = *s.qmatvec_subgroups;
+  t.packed_dot = !*s.webgpu_disable_packed_dot;
+  t.rows = *s.qmatvec_rows;
+  t.unroll = *s.qmatvec_unroll;
+  t.warps = *s.qmatvec_warps;
+  t.ksplit = *s.qmatvec_ksplit;
+  t.wave = *s.qmatvec_wave;
+  return t;
+}
+
+// Converted once per settings snapshot (snapshots are never freed, so the address identifies
+// one); thread_local, so no lock on the launch path.
+template <class T, T (*Convert)(const Settings&)>
+const T& cached() {
+  thread_local const Settings* from = nullptr;
+  thread_local T value;
+  const Settings& s = settings();
+  if (&s != from) {
+    value = Convert(s);  // throws a bad variable's error, leaving the cache as it was
+    from = &s;
+  }
+  return value;
+}
+
+}  // namespace
+
+const MatmulTuning& matmul_tuning() {
+  if (g_override) return g_override->matmul;
+  return cached<MatmulTuning, matmul_from>();
+}
+
+const QMatvecTuning& qmatvec_tuning() {
+  if (g_override) return g_override->qmatvec;
+  return cached<QMatvecTuning, qmatvec_from>();
+}
+
+KernelTuning kernel_tuning_from_settings() { return {matmul_from(settings()), qmatvec_from(settings())}; }
+
+void set_kernel_tuning_override(const std::optional<KernelTuning>& t) { g_override = t; }
+
+}  // namespace wgt::webgpu

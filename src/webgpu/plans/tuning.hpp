@@ -1,0 +1,54 @@
+// Tuning of the planned kernel families (matmul, quantized matmul): typed values taken once
+// per settings snapshot from the WGT_MATMUL_* / WGT_QMATVEC_* variables (runtime/settings.hpp),
+// or set in C++ (tests, benchmarks) with set_kernel_tuning_override. The plans read these and
+// never the environment. Checks that need the adapter (a tile that fits its limits) are the
+// plans' own.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace wgt::webgpu {
+
+enum class F16Store : uint8_t { Auto, Native, Packed };
+
+struct MatmulTuning {
+  std::optional<std::array<uint32_t, 5>> tile;      // BM BN BK TM TN of the tiled kernel
+  bool gemv_off = false;                            // never use the small-M kernels
+  std::optional<std::array<uint32_t, 2>> gemv;      // WG KS of the scalar gemv
+  bool gemv_vec_off = false;                        // never use the vector gemv
+  std::optional<std::array<uint32_t, 3>> gemv_vec;  // WG KS RB of the vector gemv
+  bool subgroups = true;                            // subgroupAdd in the vector gemv where the device has it
+  bool vec = true;                                  // vec4 loads/stores where the layout allows
+  bool f16_acc = false;                             // f16 accumulation of native-f16 tiles
+  F16Store f16 = F16Store::Auto;                    // how f16 operands are stored in the shader
+};
+
+// The M <= 4 quantized matvec: f32 x (Stream), or x quantized to one (I8) or two (I8x2) 8-bit
+// terms with packed integer dot products (docs/quantization.md).
+enum class QMatvecKernel : uint8_t { Stream, I8, I8x2 };
+
+struct QMatvecTuning {
+  QMatvecKernel kernel = QMatvecKernel::I8x2;
+  bool subgroups = true;   // the subgroup reduction where the device has it
+  bool packed_dot = true;  // false: behave as if dot4I8Packed were missing (WGT_WEBGPU_DISABLE_PACKED_DOT)
+  std::optional<uint32_t> rows, unroll, warps, ksplit, wave;  // unset: the plan's defaults
+};
+
+struct KernelTuning {
+  MatmulTuning matmul;
+  QMatvecTuning qmatvec;
+};
+
+// The tuning in force: the override if one is set, else the one converted from the current
+// settings snapshot (cached per snapshot and thread: one pointer compare per call). Reading
+// the settings throws the error of a bad WGT_* value of that family.
+const MatmulTuning& matmul_tuning();
+const QMatvecTuning& qmatvec_tuning();
+// Both families from the current settings, ignoring any override.
+KernelTuning kernel_tuning_from_settings();
+// Replaces (or with nullopt, stops replacing) the settings' tuning for every thread. Not
+// synchronized with kernel launches: set it while no other thread runs ops.
+void set_kernel_tuning_override(const std::optional<KernelTuning>& t);
+
+}  // namespace wgt::webgpu

@@ -1,0 +1,457 @@
+// Kernel choice of the planned WebGPU families (src/webgpu/plans/): plan_matmul and
+// plan_qmatmul for given adapter capabilities and tuning, their rejects and typed errors, their
+// pipeline keys, and their shader variants run through the WGSL preprocessor. No GPU needed:
+// plans make no Dawn call, and the capabilities are plain structs here.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "webgpu/plans/matmul_plan.hpp"
+#include "webgpu/plans/qmatmul_plan.hpp"
+#include "webgpu/shader_registry.hpp"
+#include "wgt/wgt.hpp"
+
+using namespace wgt;
+using namespace wgt::webgpu;
+
+namespace {
+
+// An adapter like the H200's (subgroups of 32, packed dot, 48 KiB of workgroup memory) or
+// WebGPU's defaults (16 KiB, 256 invocations, no optional features).
+struct Adapter {
+  Features f;
+  Limits l;
+  Caps caps() const { return {f, l}; }
+};
+Adapter big_gpu() {
+  Adapter a;
+  a.f.shader_f16 = a.f.subgroups = a.f.packed_dot = true;
+  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 32;
+  a.l.max_compute_invocations_per_workgroup = a.l.max_compute_workgroup_size_x = 1024;
+  a.l.max_compute_workgroup_storage_size = 49152;
+  a.l.max_storage_buffers_per_shader_stage = 10;
+  a.l.subgroup_min_size = a.l.subgroup_max_size = 32;
+  return a;
+}
+Adapter webgpu_defaults() {
+  Adapter a;
+  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
+  return a;
+}
+
+OpCall matmul_call(const Tensor& a, const Tensor& b, bool transpose_b, DType out_dt = DType::F32) {
+  const int64_t M = a.size(-2), N = transpose_b ? b.size(-2) : b.size(-1);
+  Shape os = a.dim() >= b.dim() ? a.shape() : b.shape();
+  os[os.size() - 2] = M;
+  os[os.size() - 1] = N;
+  OpCall c{OpKind::MatMul, transpose_b ? "matmul_t" : "matmul", {a, b}, {Tensor::empty(os, out_dt)}, {}};
+  c.attrs.transpose_b = transpose_b;
+  return c;
+}
+
+MatmulPlan plan_ok(const Adapter& ad, const OpCall& c, const MatmulTuning& tu = {}) {
+  Planned<MatmulPlan> p = plan_matmul(ad.caps(), tu, c);
+  EXPECT_TRUE(p.ok()) << p.reject;
+  return p.plan;
+}
+
+// The WGSL of a plan's variant preprocesses cleanly: no directive and no placeholder left.
+void expect_variant_expands(const ShaderVariant& v, const std::string& what) {
+  std::string src;
+  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << what;
+  EXPECT_EQ(src.find("{{"), std::string::npos) << what;
+  for (size_t b = 0; b < src.size();) {
+    size_t e = src.find('\n', b);
+    if (e == std::string::npos) e = src.size();
+    const size_t p = src.find_first_not_of(" \t", b);
+    EXPECT_FALSE(p < e && src[p] == '#') << what << ": " << src.substr(b, e - b);
+    b = e + 1;
+  }
+}
+
+}  // namespace
+
+TEST(MatmulPlan, SmallMPicksTheGemvsByBLayout) {
+  const Adapter ad = big_gpu();
+  // x @ W^T with W's rows 8-element aligned: the vector gemv (256 x 32, 2 rows per invocation).
+  MatmulPlan p = plan_ok(ad, matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true));
+  EXPECT_EQ(p.shader.kernel, MatmulKernel::GemvVec);
+  EXPECT_EQ(p.name(), "gemv_vec 256x32x2 m1 sg");
+  EXPECT_EQ(p.col_tile(), 256u / 32 * 2);
+  // N-contiguous B: the scalar gemv, 512 x 64 where the device takes 512 invocations.
+  p = plan_ok(ad, matmul_call(Tensor::empty({3, 64}, DType::F32), Tensor::empty({64, 40}, DType::F32), false));
+  EXPECT_EQ(p.name(), "gemv 512x64 nfast");
+  p = plan_ok(webgpu_defaults(), matmul_call(Tensor::empty({3, 64}, DType::F32), Tensor::empty({64, 40}, DType::F32), false));
+  EXPECT_EQ(p.name(), "gemv 256x8 nfast");
+  // K-contiguous B whose rows are not 8-element aligned: the scalar gemv.
+  p = plan_ok(ad, matmul_call(Tensor::empty({1, 60}, DType::F32), Tensor::empty({40, 60}, DType::F32), true));
+  EXPECT_EQ(p.name(), "gemv 256x64 kfast");
+  // Subgroups off in the tuning, or absent: the tree reduction.
+  MatmulTuning tu;
+  tu.subgroups = false;
+  p = plan_ok(ad, matmul_call(Tensor::empty({2, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true), tu);
+  EXPECT_EQ(p.name(), "gemv_vec 256x32x2 m2 tree");
+  // M = 5 is past the gemvs.
+  p = plan_ok(ad, matmul_call(Tensor::empty({5, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true));
+  EXPECT_EQ(p.shader.kernel, MatmulKernel::Tiled);
+}
+
+TEST(MatmulPlan, TiledTileAndVec4ByShapeAndDevice) {
+  // 256 tiles of 128 x 128 fill the GPU: the big tile where its 16.5 KiB fit.
+  const OpCall large = matmul_call(Tensor::empty({2048, 8}, DType::F32), Tensor::empty({8, 2048}, DType::F32), false);
+  EXPECT_EQ(plan_ok(big_gpu(), large).name(), "tiled 128x128x8 8x8 acc=f32 a:k b:n a:v4 b:v4 o:v4");
+  // 64 x 64 x 8 tiles on 256 invocations split into 128 vec4 per chunk: scalar loads.
+  EXPECT_EQ(plan_ok(webgpu_defaults(), large).name(), "tiled 64x64x8 4x4 acc=f32 a:k b:n o:v4");
+  // Odd sizes: no vec4 anywhere.
+  const OpCall odd = matmul_call(Tensor::empty({7, 5}, DType::F32), Tensor::empty({5, 9}, DType::F32), false);
+  EXPECT_EQ(plan_ok(big_gpu(), odd).name(), "tiled 64x64x8 4x4 acc=f32 a:k b:n");
+  // A transposed view is read in place (M-contiguous A), a view without a unit stride is
+  // compacted first and then read as a contiguous copy.
+  const Tensor at = Tensor::empty({8, 16}, DType::F32).t();  // [16, 8], strides (1, 16)
+  MatmulPlan p = plan_ok(big_gpu(), matmul_call(at, Tensor::empty({8, 12}, DType::F32), false));
+  EXPECT_FALSE(p.compact_a);
+  EXPECT_EQ(p.name(), "tiled 64x64x8 4x4 acc=f32 a:m b:n o:v4");
+  MatmulTuning deep;  // BK 16: whole vec4 per invocation, so both operands load vec4
+  deep.tile = {64, 64, 16, 4, 4};
+  EXPECT_EQ(plan_ok(big_gpu(), matmul_call(at, Tensor::empty({8, 12}, DType::F32), false), deep).name(),
+            "tiled 64x64x16 4x4 acc=f32 a:m b:n a:v4 b:v4 o:v4");
+  const Tensor strided = Tensor::empty({16, 16}, DType::F32).slice(0, 0, 16, 2).slice(1, 0, 16, 2);  // [8, 8]
+  p = plan_ok(big_gpu(), matmul_call(strided, Tensor::empty({8, 12}, DType::F32), false));
+  EXPECT_TRUE(p.compact_a);
+  EXPECT_EQ(p.name(), "tiled 64x64x8 4x4 acc=f32 a:k b:n o:v4");
+  // vec off in the tuning; a forced tile.
+  MatmulTuning tu;
+  tu.vec = false;
+  tu.tile = {32, 32, 8, 4, 4};
+  EXPECT_EQ(plan_ok(big_gpu(), large, tu).name(), "tiled 32x32x8 4x4 acc=f32 a:k b:n");
+}
+
+TEST(MatmulPlan, F16StorageForms) {
+  const OpCall h = matmul_call(Tensor::empty({8, 16}, DType::F16), Tensor::empty({16, 8}, DType::F16), false, DType::F16);
+  EXPECT_EQ(plan_ok(big_gpu(), h).shader.a_store, MatmulStore::F16);
+  MatmulPlan p = plan_ok(webgpu_defaults(), h);  // no shader-f16: packed, paired output words
+  EXPECT_EQ(p.shader.a_store, MatmulStore::F16Packed);
+  EXPECT_EQ(p.shader.out, MatmulOut::Paired);
+  MatmulTuning tu;
+  tu.f16_acc = true;
+  EXPECT_EQ(plan_ok(big_gpu(), h, tu).shader.acc16, 1);
+  tu.f16 = F16Store::Native;
+  EXPECT_THROW(plan_matmul(webgpu_defaults().caps(), tu, h), Error);
+  // Mixed precision: f32 A and output, f16 B stored on its own.
+  p = plan_ok(big_gpu(), matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F16), true));
+  EXPECT_EQ(p.name(), "gemv_vec 256x32x2 m1 sg b:f16");
+  // f32 calls never ask for f16 support, whatever the tuning says.
+  EXPECT_TRUE(plan_matmul(webgpu_defaults().caps(), tu,
+                          matmul_call(Tensor::empty({8, 8}, DType::F32), Tensor::empty({8, 8}, DType::F32), false))
+                  .ok());
+}
+
+TEST(MatmulPlan, FusionsAndRoutes) {
+  const Adapter ad = big_gpu();
+  // RMSNorm prologue and addend fused into the vector gemv.
+  OpCall c = matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true);
+  c.inputs.push_back(Tensor::empty({1, 40}, DType::F32));
+  c.attrs.has_bias = true;
+  c.inputs.push_back(Tensor::empty({64}, DType::F32));
+  c.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+  MatmulPlan p = plan_ok(ad, c);
+  EXPECT_EQ(p.route, MatmulRoute::Kernel);
+  EXPECT_EQ(p.name(), "gemv_vec 256x32x2 m1 sg +c +norm");
+  // Past the gemvs, the prologue runs first as its own op.
+  OpCall big = matmul_call(Tensor::empty({8, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true);
+  big.inputs.push_back(Tensor::empty({64}, DType::F32));
+  big.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+  EXPECT_EQ(plan_ok(ad, big).route, MatmulRoute::PrologueFirst);
+  // Gemvs off in the tuning: no vector gemv, so no fusion either.
+  MatmulTuning tu;
+  tu.gemv_off = true;
+  EXPECT_EQ(plan_ok(ad, c, tu).route, MatmulRoute::PrologueFirst);
+}
+
+TEST(MatmulPlan, RopeAppendEpilogueFusedOrNot) {
+  const Adapter ad = big_gpu();
+  auto call = [](bool neox) {
+    // q 2 heads, k/v 1 head of 8: output [1, 32]; caches [4, 1, 8].
+    OpCall c = matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({32, 64}, DType::F32), true);
+    c.inputs.push_back(Tensor::empty({4, 1, 8}, DType::F16));
+    c.inputs.push_back(Tensor::empty({4, 1, 8}, DType::F16));
+    c.inputs.push_back(Tensor::empty({64}, DType::F32));
+    c.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+    c.attrs.n_rot = 8;
+    c.attrs.pos_offset = 2;
+    c.attrs.scalar0 = 10000.0;
+    c.attrs.rope_neox = neox;
+    return c;
+  };
+  MatmulPlan p = plan_ok(ad, call(false));
+  EXPECT_EQ(p.route, MatmulRoute::Kernel);
+  EXPECT_EQ(p.name(), "gemv_vec 256x32x2 m1 sg +norm +rope_append");
+  EXPECT_EQ(p.shader.cache_f16, 1);
+  EXPECT_EQ(plan_ok(ad, call(true)).route, MatmulRoute::RopeAppendUnfused);  // neox pairs span invocations
+  // With the small-M kernels off there is no vector gemv (its shape is not consulted).
+  MatmulTuning tu;
+  tu.gemv_off = true;
+  EXPECT_EQ(plan_ok(ad, call(false), tu).route, MatmulRoute::RopeAppendUnfused);
+  OpCall bad = call(false);
+  bad.attrs.pos_offset = 4;  // past the cache
+  EXPECT_EQ(plan_matmul(ad.caps(), {}, bad).reject, "the cache row is out of range");
+}
+
+TEST(MatmulPlan, RejectsWhatNoKernelRunsAndBadTuningIsAnError) {
+  const Adapter ad = big_gpu();
+  Planned<MatmulPlan> r =
+      plan_matmul(ad.caps(), {}, matmul_call(Tensor::empty({4, 4}, DType::I32), Tensor::empty({4, 4}, DType::I32), false, DType::I32));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.reject.find("no WebGPU matmul kernel"), std::string::npos) << r.reject;
+  OpCall mismatch = matmul_call(Tensor::empty({4, 4}, DType::F32), Tensor::empty({4, 4}, DType::F32), false);
+  mismatch.outputs[0] = Tensor::empty({4, 5}, DType::F32);
+  EXPECT_EQ(plan_matmul(ad.caps(), {}, mismatch).reject, "output shape does not match the operands");
+  Adapter few = ad;
+  few.l.max_storage_buffers_per_shader_stage = 2;
+  EXPECT_EQ(plan_matmul(few.caps(), {}, matmul_call(Tensor::empty({4, 4}, DType::F32), Tensor::empty({4, 4}, DType::F32), false)).reject,
+            "needs 3 storage buffers per stage");
+  const OpCall ok = matmul_call(Tensor::empty({64, 64}, DType::F32), Tensor::empty({64, 64}, DType::F32), false);
+  for (const auto& tile : {std::array<uint32_t, 5>{64, 64, 8, 3, 4}, std::array<uint32_t, 5>{256, 256, 64, 4, 4}}) {
+    MatmulTuning tu;
+    tu.tile = tile;
+    try {
+      (void)plan_matmul(ad.caps(), tu, ok);
+      ADD_FAILURE() << "no throw";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(e.message().find("WGT_MATMUL_TILE"), std::string::npos) << e.message();
+    }
+  }
+  MatmulTuning tu;
+  tu.gemv = {64, 3};  // KS not a power of two
+  EXPECT_THROW(plan_matmul(ad.caps(), tu, matmul_call(Tensor::empty({1, 8}, DType::F32), Tensor::empty({8, 8}, DType::F32), false)),
+               Error);
+}
+
+TEST(MatmulPlan, KeysAreEqualExactlyForEqualShaders) {
+  const Adapter ad = big_gpu();
+  const MatmulPlan a = plan_ok(ad, matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true));
+  const MatmulPlan b = plan_ok(ad, matmul_call(Tensor::empty({1, 128}, DType::F32), Tensor::empty({8, 128}, DType::F32), true));
+  EXPECT_EQ(a.key(), b.key());  // same shader, other sizes (sizes travel in params)
+  MatmulTuning tu;
+  tu.subgroups = false;
+  const MatmulPlan c = plan_ok(ad, matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true), tu);
+  EXPECT_NE(a.key(), c.key());
+  // Every distinct shader of a sweep has a distinct key and a distinct variant.
+  std::set<std::string> names;
+  std::set<std::array<uint64_t, 4>> keys;
+  for (int64_t M : {1, 2, 3, 5, 64})
+    for (bool tb : {false, true})
+      for (DType dt : {DType::F32, DType::F16}) {
+        const Tensor b = tb ? Tensor::empty({40, 64}, dt) : Tensor::empty({64, 40}, dt);
+        const MatmulPlan p = plan_ok(ad, matmul_call(Tensor::empty({M, 64}, dt), b, tb, dt));
+        names.insert(p.name() + (dt == DType::F16 ? " f16" : ""));  // names leave native f16 out
+        keys.insert(p.key().w);
+      }
+  EXPECT_EQ(names.size(), keys.size());
+}
+
+TEST(MatmulPlan, EveryKernelVariantPreprocesses) {
+  const Adapter ad = big_gpu();
+  std::vector<OpCall> calls;
+  for (DType dt : {DType::F32, DType::F16})
+    for (int64_t M : {1, 3, 64})
+      for (bool tb : {false, true}) {
+        const Tensor b = tb ? Tensor::empty({40, 64}, dt) : Tensor::empty({64, 40}, dt);
+        calls.push_back(matmul_call(Tensor::empty({M, 64}, dt), b, tb, dt));
+      }
+  OpCall fused = matmul_call(Tensor::empty({1, 64}, DType::F32), Tensor::empty({40, 64}, DType::F32), true);
+  fused.inputs.push_back(Tensor::empty({1, 40}, DType::F32));
+  fused.attrs.has_bias = true;
+  fused.inputs.push_back(Tensor::empty({1, 64}, DType::F32));
+  fused.attrs.prologue = OpAttrs::Prologue::SiluMul;
+  calls.push_back(fused);
+  for (const Adapter& a : {ad, webgpu_defaults()})
+    for (const OpCall& c : calls) {
+      const MatmulPlan p = plan_ok(a, c);
+      if (p.route == MatmulRoute::Kernel) expect_variant_expands(p.variant(), p.name());
+    }
+}
+
+namespace {
+
+OpCall qcall(QType t, int64_t M, int64_t N, int64_t K) {
+  const int64_t rb = static_cast<int64_t>(qtype_row_bytes(t, K));
+  OpCall c{OpKind::QMatMul, "qmatmul_t", {Tensor::empty({M, K}, DType::F32), Tensor::empty({N * rb}, DType::U8)},
+           {Tensor::empty({M, N}, DType::F32)}, {}};
+  c.attrs.qtype = static_cast<uint8_t>(t);
+  return c;
+}
+QMatmulPlan qplan_ok(const Adapter& ad, const OpCall& c, const QMatvecTuning& tu = {}) {
+  Planned<QMatmulPlan> p = plan_qmatmul(ad.caps(), tu, c);
+  EXPECT_TRUE(p.ok()) << p.reject;
+  return p.plan;
+}
+
+}  // namespace
+
+TEST(QMatmulPlan, KernelByMFormatAndFeatures) {
+  const Adapter ad = big_gpu();
+  QMatmulPlan p = qplan_ok(ad, qcall(QType::Q4_0, 1, 64, 256));
+  EXPECT_STREQ(p.kernel_name(), "i8x2");
+  EXPECT_EQ(p.shader.sg, 1);
+  EXPECT_STREQ(qplan_ok(ad, qcall(QType::Q4_1, 1, 64, 256)).kernel_name(), "stream");  // no i8 part
+  EXPECT_STREQ(qplan_ok(ad, qcall(QType::Q5_K, 1, 64, 256)).kernel_name(), "stream");
+  QMatvecTuning tu;
+  tu.kernel = QMatvecKernel::I8;
+  EXPECT_STREQ(qplan_ok(ad, qcall(QType::Q6_K, 4, 64, 256), tu).kernel_name(), "i8");
+  tu.packed_dot = false;  // as an adapter without dot4I8Packed
+  EXPECT_STREQ(qplan_ok(ad, qcall(QType::Q6_K, 4, 64, 256), tu).kernel_name(), "stream");
+  Adapter no_dot = ad;
+  no_dot.f.packed_dot = false;
+  EXPECT_STREQ(qplan_ok(no_dot, qcall(QType::Q8_0, 1, 64, 256)).kernel_name(), "stream");
+  // Subgroups larger than the 32-lane row group (or unknown) take the workgroup reduction.
+  Adapter wide = ad;
+  wide.l.subgroup_max_size = 64;
+  EXPECT_EQ(qplan_ok(wide, qcall(QType::Q4_0, 1, 64, 256)).shader.sg, 0);
+  // The f32-x kernel's defaults: 4 warps, 4 rows (Q6_K 2), 2 blocks per trip.
+  tu = {};
+  tu.kernel = QMatvecKernel::Stream;
+  p = qplan_ok(ad, qcall(QType::Q6_K, 2, 64, 256), tu);
+  EXPECT_EQ(p.shader.rows, 2);
+  EXPECT_EQ(p.shader.warps, 4);
+  EXPECT_EQ(p.shader.unroll, 2);
+  EXPECT_EQ(p.group_rows(), 8u);
+  // M > 4: the tiled kernel, 16*8 tiles where two 32 x 129 f32 tiles fit, else 16*4.
+  EXPECT_EQ(qplan_ok(ad, qcall(QType::Q4_K, 5, 64, 256)).shader.tile_t, 8);
+  EXPECT_EQ(qplan_ok(webgpu_defaults(), qcall(QType::Q4_K, 5, 64, 256)).shader.tile_t, 4);
+}
+
+TEST(QMatmulPlan, FusionsAndRoutes) {
+  const Adapter ad = big_gpu();
+  for (int64_t M : {1, 6}) {
+    OpCall norm = qcall(QType::Q4_0, M, 64, 256);
+    norm.inputs.push_back(Tensor::empty({256}, DType::F32));
+    norm.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+    OpCall add = qcall(QType::Q4_0, M, 64, 256);
+    add.inputs.push_back(Tensor::empty({M, 64}, DType::F32));
+    add.attrs.has_bias = true;
+    const QMatmulPlan pn = qplan_ok(ad, norm), pa = qplan_ok(ad, add);
+    if (M == 1) {
+      EXPECT_EQ(pn.route, QMatmulRoute::Kernel);
+      EXPECT_EQ(pn.shader.norm, 1);
+      EXPECT_EQ(pa.shader.add, 1);
+    } else {
+      EXPECT_EQ(pn.route, QMatmulRoute::PrologueFirst);
+      EXPECT_EQ(pa.route, QMatmulRoute::AddAfter);
+    }
+  }
+  // x as a row of a larger tensor (offset a multiple of 4): read in place by the matvec,
+  // compacted for the tiled kernel.
+  OpCall c = qcall(QType::Q8_0, 1, 8, 64);
+  c.inputs[0] = Tensor::empty({2, 64}, DType::F32).slice(0, 1, 2);
+  EXPECT_FALSE(qplan_ok(ad, c).compact_x);
+  c = qcall(QType::Q8_0, 5, 8, 64);
+  c.inputs[0] = Tensor::empty({6, 64}, DType::F32).slice(0, 1, 6);
+  EXPECT_TRUE(qplan_ok(ad, c).compact_x);
+}
+
+// The i8 kernels' automatic shape (8 warps, i8x2 ROWS 8 at most): ROWS halves down to 4, then
+// KSPLIT doubles up to 4, then ROWS halves down to 1, until the grid has 192 workgroups; a set
+// ROWS is kept. Without a multiprocessor count (wave 0) the shape is the same on every adapter.
+TEST(QMatmulPlan, I8SplitAdaptsToTheGrid) {
+  const Adapter ad = webgpu_defaults();
+  Adapter dot = ad;
+  dot.f.packed_dot = true;
+  struct Want { int64_t M, N; uint32_t rows_set, rows, ksplit; };
+  for (const Want c : {Want{1, 16384, 0, 8, 1}, Want{1, 8192, 0, 4, 1}, Want{1, 4096, 0, 4, 2}, Want{1, 1024, 0, 2, 4},
+                       Want{1, 37, 0, 1, 4}, Want{4, 256, 0, 2, 4}, Want{1, 37, 8, 8, 4}}) {
+    QMatvecTuning tu;
+    tu.wave = 0;
+    if (c.rows_set) tu.rows = c.rows_set;
+    const QMatmulPlan p = qplan_ok(dot, qcall(QType::Q4_0, c.M, c.N, 256), tu);
+    EXPECT_EQ(p.shader.rows, c.rows) << "N=" << c.N << " M=" << c.M;
+    EXPECT_EQ(p.shader.ksplit, c.ksplit) << "N=" << c.N << " M=" << c.M;
+    EXPECT_EQ(p.shader.warps, 8);
+  }
+}
+
+// With a multiprocessor count C (the adapter's, or the tuning's wave), i8x2 at KSPLIT 1 picks
+// ROWS in [4, 8] minimizing ceil(workgroups / C) * ROWS: N = 14336 with C = 132 takes ROWS 7
+// (256 workgroups: 2 waves of 56 rows, against 2 of 64 at ROWS 8), N = 16896 keeps 8 (264 =
+// 2 waves), N = 12672 takes 6 (264); C = 0 turns the rule off; a set ROWS is kept.
+TEST(QMatmulPlan, I8x2RowsByWaves) {
+  Adapter ad = big_gpu();
+  ad.l.max_compute_invocations_per_workgroup = 256;
+  struct Want { int64_t N; std::optional<uint32_t> wave; uint32_t rows_set, rows; };
+  for (const Want c : {Want{14336, 132, 0, 7}, Want{14336, 0, 0, 8}, Want{16896, 132, 0, 8}, Want{14336, 132, 8, 8},
+                       Want{12672, 132, 0, 6}, Want{14336, std::nullopt, 0, 8}}) {
+    QMatvecTuning tu;
+    tu.wave = c.wave;
+    if (c.rows_set) tu.rows = c.rows_set;
+    EXPECT_EQ(qplan_ok(ad, qcall(QType::Q4_0, 1, c.N, 256), tu).shader.rows, c.rows) << "N=" << c.N;
+  }
+  ad.l.compute_units = 132;  // the adapter's count when the tuning has none
+  EXPECT_EQ(qplan_ok(ad, qcall(QType::Q4_0, 1, 14336, 256)).shader.rows, 7);
+}
+
+TEST(QMatmulPlan, RejectsAndBadTuningErrors) {
+  const Adapter ad = big_gpu();
+  OpCall c = qcall(QType::Q4_0, 1, 8, 64);
+  c.inputs[0] = Tensor::empty({1, 60}, DType::F32);
+  EXPECT_EQ(plan_qmatmul(ad.caps(), {}, c).reject, "K is not a positive multiple of the block size");
+  c = qcall(QType::Q4_0, 1, 8, 64);
+  c.attrs.qtype = 99;
+  EXPECT_EQ(plan_qmatmul(ad.caps(), {}, c).reject, "invalid qtype tag");
+  // A split that does not divide the warps is InvalidArgument; more warps than the device
+  // runs is Unsupported.
+  for (const auto& [ksplit, warps] : {std::pair{3u, 8u}, std::pair{4u, 2u}}) {
+    QMatvecTuning tu;
+    tu.ksplit = ksplit;
+    tu.warps = warps;
+    try {
+      (void)plan_qmatmul(ad.caps(), tu, qcall(QType::Q4_0, 1, 5, 512));
+      ADD_FAILURE() << "no error for KSPLIT " << ksplit << " with " << warps << " warps";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+      EXPECT_NE(e.message().find("WGT_QMATVEC_KSPLIT"), std::string::npos) << e.what();
+    }
+  }
+  QMatvecTuning tu;
+  tu.warps = 8;
+  try {
+    (void)plan_qmatmul(webgpu_defaults().caps(), tu, qcall(QType::Q4_0, 1, 5, 512));  // 256 invocations: fits
+    Adapter small = webgpu_defaults();
+    small.l.max_compute_invocations_per_workgroup = 128;
+    (void)plan_qmatmul(small.caps(), tu, qcall(QType::Q4_0, 1, 5, 512));
+    ADD_FAILURE() << "no error for 8 warps on a 128-invocation device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+  }
+}
+
+TEST(QMatmulPlan, EveryKernelVariantPreprocesses) {
+  std::set<std::array<uint64_t, 4>> keys;
+  int plans = 0;
+  for (QType t : {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K})
+    for (QMatvecKernel k : {QMatvecKernel::Stream, QMatvecKernel::I8x2})
+      for (int64_t M : {1, 8})
+        for (int fuse = 0; fuse < 3; ++fuse) {
+          const int64_t K = qtype_info(t).block_elems * 2;
+          OpCall c = qcall(t, M, 16, K);
+          if (fuse == 1) {
+            c.inputs.push_back(Tensor::empty({M, 16}, DType::F32));
+            c.attrs.has_bias = true;
+            c.inputs.push_back(Tensor::empty({K}, DType::F32));
+            c.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+          } else if (fuse == 2) {
+            c.inputs.push_back(Tensor::empty({M, K}, DType::F32));
+            c.attrs.prologue = OpAttrs::Prologue::SiluMul;
+          }
+          QMatvecTuning tu;
+          tu.kernel = k;
+          const QMatmulPlan p = qplan_ok(big_gpu(), c, tu);
+          if (p.route != QMatmulRoute::Kernel) continue;
+          if (keys.insert(p.key().w).second) {
+            ++plans;
+            expect_variant_expands(p.variant(), std::string(qtype_name(t)) + " " + p.kernel_name());
+          }
+        }
+  EXPECT_GT(plans, 30);
+}
