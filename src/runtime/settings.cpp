@@ -243,6 +243,10 @@ std::string to_string(const DimsSetting& d) {
   return s;
 }
 
+Settings parse_environment_settings(bool strict) {
+  return parse_settings([](const char* n) { return std::getenv(n); }, strict);
+}
+
 Settings parse_settings(const std::function<const char*(const char*)>& lookup, bool strict) {
   Settings s;
   for (const SettingInfo& e : table()) {

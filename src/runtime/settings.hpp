@@ -125,6 +125,9 @@ struct Settings {
 // ErrorKind::InvalidArgument naming the first bad variable and its accepted form; otherwise
 // each bad variable's error is kept in its Setting.
 Settings parse_settings(const std::function<const char*(const char*)>& lookup, bool strict = true);
+// parse_settings over the process environment, uncached: for code that runs before main (the
+// Dawn engine's re-exec check), where the cached settings() must not be fixed yet.
+Settings parse_environment_settings(bool strict);
 
 // The process's settings, parsed from the environment on the first call (the Runtime's
 // construction makes that the first use of the library), strictly: any bad variable is an

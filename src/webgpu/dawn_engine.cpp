@@ -1,6 +1,8 @@
 // Engine resolution and the private runtime's re-exec (see dawn_engine.hpp).
 #include "webgpu/dawn_engine.hpp"
 
+#include "runtime/settings.hpp"
+
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
@@ -181,7 +183,7 @@ void reexec_under_runtime(const DawnEngine& engine, int argc, char** argv, std::
   // --library-path replaces LD_LIBRARY_PATH for the new image: keep its directories after the
   // runtime's (libraries carried beside the program, e.g. scripts/device_unpack.sh's).
   std::string path = engine.runtime_dir;
-  if (const char* ld = std::getenv("LD_LIBRARY_PATH"); ld && *ld) path += std::string(":") + ld;
+  if (const char* ld = foreign_env("LD_LIBRARY_PATH")) path += std::string(":") + ld;
   const char* fixed[] = {ldso.c_str(), "--library-path", path.c_str(), "--argv0", argv0.c_str(), exe};
   for (const char* a : fixed) args.push_back(const_cast<char*>(a));
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);

@@ -27,7 +27,7 @@ std::string& reexec_error() {
 // the engine needs its private runtime. Any problem is left for the loader to report.
 __attribute__((constructor)) void reexec_at_startup(int argc, char** argv, char**) {
   try {
-    const Settings s = parse_settings([](const char* n) { return std::getenv(n); }, /*strict=*/false);
+    const Settings s = parse_environment_settings(/*strict=*/false);
     const std::optional<std::string>& req = *s.dawn;
     DawnEngine e;
     std::string why;
