@@ -19,7 +19,7 @@ if [ -f third_party/dawn-debian/wgt-engine.txt ]; then
   cp -a third_party/dawn-debian/wgt-engine.txt "$stage/dawn-debian/"
   cp -a third_party/dawn-debian/usr/lib "$stage/dawn-debian/usr/"
 fi
-for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian libpcre2-8.so.0; do
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1debian libpcre2-8.so.0 libfftw3f.so.3; do
   p=$(ldconfig -p | awk -v l="$lib" '$1==l {print $NF; exit}')
   [ -n "$p" ] && cp -L "$p" "$stage/lib/$lib"
 done
