@@ -4,6 +4,8 @@
 // per-op counters (every op on webgpu:0, no fallback, no transfer but the read).
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -22,8 +24,10 @@ class DecodeSubmission : public wgt::testing::WebGpuTest {
   void SetUp() override {
     WebGpuTest::SetUp();
     saved_batch_ = webgpu_batch_stats().max_batch;
+    no_early_.emplace();  // these tests count a decode step's submissions
   }
   void TearDown() override {
+    no_early_.reset();
     set_webgpu_max_batch(saved_batch_);
     WebGpuTest::TearDown();
   }
@@ -69,6 +73,7 @@ class DecodeSubmission : public wgt::testing::WebGpuTest {
   }
 
   uint32_t saved_batch_ = 256;
+  std::optional<wgt::testing::NoEarlySubmission> no_early_;
 };
 
 // The kernels of one decode step of a block with f16 weights and f32 activations (fused

@@ -155,6 +155,7 @@ TEST_F(WebGpuProfile, OffRestoresOnePassPerBatch) {
   EXPECT_FALSE(webgpu_profiling());
   webgpu_profile_read(true);
   b_->synchronize();
+  const wgt::testing::NoEarlySubmission one_batch;  // 40 dispatches, one batch
   const auto s0 = b_->batch_stats();
   for (int i = 0; i < 40; ++i) x = add(x, one);
   b_->synchronize();

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt::testing {
@@ -34,6 +35,23 @@ class WebGpuTest : public ::testing::Test {
   }
 
   Policy saved_;
+};
+
+// Early submission (set_webgpu_early_batch) off for a scope: a test that counts the
+// submissions or passes of a sequence of ops checks the batch limit and the reads, which an
+// idle device would otherwise pre-empt by taking each group of early_batch dispatches at once.
+class NoEarlySubmission {
+ public:
+  explicit NoEarlySubmission(int device = 0) : device_(device), saved_(webgpu_batch_stats(device).early_batch) {
+    set_webgpu_early_batch(0, device_);
+  }
+  ~NoEarlySubmission() { set_webgpu_early_batch(saved_, device_); }
+  NoEarlySubmission(const NoEarlySubmission&) = delete;
+  NoEarlySubmission& operator=(const NoEarlySubmission&) = delete;
+
+ private:
+  int device_;
+  uint32_t saved_;
 };
 
 }  // namespace wgt::testing
