@@ -4,19 +4,7 @@ torch.einsum on one-GEMM contractions, einsum chains, and torch.fft (cuFFT). One
 import math
 
 import torch
-
-
-def timed(fn, iters=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / iters
+from torch_timing import timed
 
 
 def report(what, ms, flops, base=None):

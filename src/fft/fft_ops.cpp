@@ -123,22 +123,27 @@ Tensor ifft(const Tensor& x, int64_t n, int64_t axis, FftNorm norm) { return fft
 Tensor rfft(const Tensor& x, int64_t n, int64_t axis, FftNorm norm) { return fft_1d(x, n, axis, norm, Kind::RealForward); }
 Tensor irfft(const Tensor& x, int64_t n, int64_t axis, FftNorm norm) { return fft_1d(x, n, axis, norm, Kind::RealInverse); }
 
-Tensor fftn(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& axes_in, FftNorm norm) {
+namespace {
+// fftn / ifftn: the 1-D transform along each axis, last axis first (any order gives the same
+// result; this one matches NumPy's loop).
+template <class OneAxis>
+Tensor complex_nd(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& axes_in, FftNorm norm,
+                  const char* name, OneAxis one_axis) {
   std::vector<int> axes;
   std::vector<int64_t> lens;
-  nd_args(x, s, axes_in, "fftn", axes, lens);
+  nd_args(x, s, axes_in, name, axes, lens);
   Tensor r = x;
-  for (size_t i = axes.size(); i-- > 0;) r = fft(r, lens[i], axes[i], norm);
+  for (size_t i = axes.size(); i-- > 0;) r = one_axis(r, lens[i], axes[i], norm);
   return r;
+}
+}  // namespace
+
+Tensor fftn(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& axes_in, FftNorm norm) {
+  return complex_nd(x, s, axes_in, norm, "fftn", fft);
 }
 
 Tensor ifftn(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& axes_in, FftNorm norm) {
-  std::vector<int> axes;
-  std::vector<int64_t> lens;
-  nd_args(x, s, axes_in, "ifftn", axes, lens);
-  Tensor r = x;
-  for (size_t i = axes.size(); i-- > 0;) r = ifft(r, lens[i], axes[i], norm);
-  return r;
+  return complex_nd(x, s, axes_in, norm, "ifftn", ifft);
 }
 
 Tensor rfftn(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& axes_in, FftNorm norm) {
