@@ -92,3 +92,14 @@ echo "[setup] ok: Dawn at $so; Mesa $(dpkg-query -W -f='${Version}' mesa-vulkan-
 if ! "$here/scripts/setup_dawn_debian.sh"; then
   echo "[setup] note: the Debian Dawn engine is not installed (see above); the npm engine (default) is ready" >&2
 fi
+
+# 5. The Python module for Debian's python3, as a development install (what `pip install -e`
+#    does): a .pth file on its site path naming this checkout's build/python, where
+#    scripts/build.sh (run by scripts/run.sh and scripts/test.sh) builds the module. Then
+#    `python3 -c "import wgtensor"` works from any directory once the build has run.
+if [ -x /usr/bin/python3 ]; then
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  $SUDO mkdir -p "$site"
+  echo "$here/build/python" | $SUDO tee "$site/wgtensor-build.pth" >/dev/null
+  echo "[setup] ok: python3 finds wgtensor in $here/build/python ($site/wgtensor-build.pth)"
+fi
