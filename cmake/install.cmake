@@ -49,6 +49,12 @@ if(EXISTS ${WGT_DAWN_DIR}/libwebgpu_wrapper.so)
 else()
   message(STATUS "wgtensor: no Dawn in ${WGT_DAWN_DIR}; an install will run on the CPU unless WGT_DAWN_PATH is set")
 endif()
+# Debian's engine, when scripts/setup_dawn_debian.sh has unpacked it: <libdir>/wgtensor/dawn-debian,
+# where the library looks for it beside the npm engine (src/webgpu/dawn_engine.cpp).
+if(EXISTS ${CMAKE_SOURCE_DIR}/third_party/dawn-debian/wgt-engine.txt)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/third_party/dawn-debian/ DESTINATION ${CMAKE_INSTALL_LIBDIR}/wgtensor/dawn-debian
+          USE_SOURCE_PERMISSIONS)
+endif()
 
 # The package from outside the tree: install into a scratch prefix, build
 # examples/cpp-consumer against it (CMake package and pkg-config), run both, and the

@@ -4,6 +4,8 @@
 #include "runtime/settings.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -58,6 +60,58 @@ std::string dpkg_version(const std::string& package) {
   return {};
 }
 
+// The directories of every DT_RUNPATH / DT_RPATH of the loaded objects (the program, its
+// libraries, a Python extension module), $ORIGIN expanded, in load order.
+std::vector<std::string> loaded_runpaths() {
+  std::vector<std::string> dirs;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto& out = *static_cast<std::vector<std::string>*>(data);
+        const ElfW(Dyn)* dyn = nullptr;
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        if (!dyn) return 0;
+        uintptr_t strtab = 0;
+        std::vector<uintptr_t> offsets;
+        for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
+          if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+          else if (d->d_tag == DT_RUNPATH || d->d_tag == DT_RPATH) offsets.push_back(d->d_un.d_val);
+        }
+        if (!strtab || offsets.empty()) return 0;
+        // glibc relocates DT_STRTAB in place on x86-64; an unrelocated one is below the base.
+        if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;
+        std::string origin = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+        char real[PATH_MAX];
+        origin = realpath(origin.c_str(), real) ? dir_of(real) : std::string();
+        for (uintptr_t off : offsets) {
+          std::stringstream ss(reinterpret_cast<const char*>(strtab + off));
+          for (std::string dir; std::getline(ss, dir, ':');) {
+            if (dir.empty()) continue;
+            if (dir.rfind("$ORIGIN", 0) == 0) dir = origin + dir.substr(7);
+            out.push_back(dir);
+          }
+        }
+        return 0;
+      },
+      &dirs);
+  return dirs;
+}
+
+// The private copy of Debian's engine (scripts/setup_dawn_debian.sh's dawn-debian/, marked by
+// its wgt-engine.txt stamp) beside a directory the loaded objects search for the npm engine:
+// third_party/dawn-debian next to the build tree's third_party/dawn, or dawn-debian inside an
+// install's <libdir>/wgtensor. Found at run time, so no source-tree path is compiled in.
+std::string find_private_debian_prefix() {
+  for (const std::string& dir : loaded_runpaths())
+    for (const std::string cand : {dir + "/../dawn-debian", dir + "/dawn-debian"})
+      if (file_exists(cand + "/wgt-engine.txt")) {
+        char real[PATH_MAX];
+        return realpath(cand.c_str(), real) ? std::string(real) : cand;
+      }
+  return {};
+}
+
 }  // namespace
 
 bool version_less(const std::string& a, const std::string& b) {
@@ -78,9 +132,7 @@ EngineLocations engine_locations(const std::optional<std::string>& dawn_path) {
   else loc.npm_library = "libwebgpu_wrapper.so";  // by name: see dawn_loader.hpp
   loc.multiarch = WGT_MULTIARCH;
   loc.system_debian_library = "/usr/lib/" + loc.multiarch + "/libwebgpu_dawn.so.0";
-#ifdef WGT_DAWN_DEBIAN_PREFIX
-  loc.private_debian_prefix = WGT_DAWN_DEBIAN_PREFIX;
-#endif
+  loc.private_debian_prefix = find_private_debian_prefix();
   loc.exists = file_exists;
   return loc;
 }

@@ -16,7 +16,7 @@ enum class DawnEngineKind { Npm, Debian, Path };
 struct EngineLocations {
   std::string npm_library;                // WGT_DAWN_PATH, else the build's third_party/dawn/
   std::string system_debian_library;      // libwebgpu_dawn.so.0 in the system's library dir
-  std::string private_debian_prefix;      // third_party/dawn-debian of the build
+  std::string private_debian_prefix;      // dawn-debian beside the npm engine's directory (runpaths)
   std::string multiarch;                  // e.g. x86_64-linux-gnu
   std::function<bool(const std::string&)> exists;  // file test (tests substitute their own)
 };

@@ -258,6 +258,10 @@ int cmd_caps() {
       {"sp_row_sum", OpKind::SpRowReduce, [](OpAttrs& a) { a.reduce = ReduceOp::Sum; }, {{65}, {256}}, Shape{64}, {},
        {{0, DType::I32}}},
       {"sp_softmax", OpKind::SpSoftmax, [](OpAttrs&) {}, {{65}, {256}}, Shape{256}, {}, {{0, DType::I32}}},
+      // tensor algebra: a real forward FFT of length 64 along the last axis
+      {"rfft", OpKind::Fft,
+       [](OpAttrs& a) { a.axis = 1; a.fft_kind = OpAttrs::FftKind::RealForward; a.fft_n = 64; a.scalar0 = 1; },
+       {{8, 64}}, Shape{8, 33}, DType::C64},
   };
   // Whether the probed dtype reaches any operand: cases with only fixed dtypes are probed once.
   auto uses_dtype = [](const CapCase& c) { return !c.out_dtype || c.fixed.size() < c.inputs.size(); };
