@@ -98,6 +98,15 @@ std::vector<std::string> loaded_runpaths() {
   return dirs;
 }
 
+// A library in the first runpath directory that holds it, else its bare name (then dlopen
+// searches). Resolved here rather than by dlopen because dlopen searches the RUNPATH of its
+// caller, and under a sanitizer that caller is the sanitizer's interceptor, not the program.
+std::string find_in_runpaths(const std::string& name) {
+  for (const std::string& dir : loaded_runpaths())
+    if (file_exists(dir + "/" + name)) return dir + "/" + name;
+  return name;
+}
+
 // The private copy of Debian's engine (scripts/setup_dawn_debian.sh's dawn-debian/, marked by
 // its wgt-engine.txt stamp) beside a directory the loaded objects search for the npm engine:
 // third_party/dawn-debian next to the build tree's third_party/dawn, or dawn-debian inside an
@@ -129,7 +138,7 @@ bool version_less(const std::string& a, const std::string& b) {
 EngineLocations engine_locations(const std::optional<std::string>& dawn_path) {
   EngineLocations loc;
   if (dawn_path) loc.npm_library = *dawn_path;
-  else loc.npm_library = "libwebgpu_wrapper.so";  // by name: see dawn_loader.hpp
+  else loc.npm_library = find_in_runpaths("libwebgpu_wrapper.so");
   loc.multiarch = WGT_MULTIARCH;
   loc.system_debian_library = "/usr/lib/" + loc.multiarch + "/libwebgpu_dawn.so.0";
   loc.private_debian_prefix = find_private_debian_prefix();
