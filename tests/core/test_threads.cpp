@@ -9,11 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "on_threads.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
 
 namespace {
+
+using wgt::testing::on_threads;
 
 // Small integers: every product and sum below is exact in f32, so results must match
 // bit for bit whatever the kernels' chunking or summation order.
@@ -25,20 +28,6 @@ Tensor small_ints(const Shape& shape, uint32_t seed) {
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = static_cast<float>(d(rng));
   return Tensor::from_vector(v, shape);
-}
-
-// Runs fn(thread_index) on n threads at once (released together) and joins them.
-template <class F>
-void on_threads(int n, F fn) {
-  std::atomic<int> ready{0};
-  std::vector<std::thread> ts;
-  for (int i = 0; i < n; ++i)
-    ts.emplace_back([&, i] {
-      ready.fetch_add(1);
-      while (ready.load() < n) std::this_thread::yield();
-      fn(i);
-    });
-  for (auto& t : ts) t.join();
 }
 
 class Threads : public ::testing::TestWithParam<CpuMode> {

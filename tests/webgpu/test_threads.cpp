@@ -10,12 +10,15 @@
 #include <thread>
 #include <vector>
 
+#include "on_threads.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
 
 using namespace wgt;
 
 namespace {
+
+using wgt::testing::on_threads;
 
 class WebGpuThreads : public wgt::testing::WebGpuTest {
  protected:
@@ -35,19 +38,6 @@ std::vector<float> small_ints(int64_t n, uint32_t seed) {
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = static_cast<float>(d(rng));
   return v;
-}
-
-template <class F>
-void on_threads(int n, F fn) {
-  std::atomic<int> ready{0};
-  std::vector<std::thread> ts;
-  for (int i = 0; i < n; ++i)
-    ts.emplace_back([&, i] {
-      ready.fetch_add(1);
-      while (ready.load() < n) std::this_thread::yield();
-      fn(i);
-    });
-  for (auto& t : ts) t.join();
 }
 
 TEST_F(WebGpuThreads, SharedDeviceTensorsGiveSingleThreadedResults) {
