@@ -101,8 +101,8 @@ std::vector<std::string> loaded_runpaths() {
 // A library in the first runpath directory that holds it, else its bare name (then dlopen
 // searches). Resolved here rather than by dlopen because dlopen searches the RUNPATH of its
 // caller, and under a sanitizer that caller is the sanitizer's interceptor, not the program.
-std::string find_in_runpaths(const std::string& name) {
-  for (const std::string& dir : loaded_runpaths())
+std::string find_in_runpaths(const std::vector<std::string>& runpaths, const std::string& name) {
+  for (const std::string& dir : runpaths)
     if (file_exists(dir + "/" + name)) return dir + "/" + name;
   return name;
 }
@@ -111,8 +111,8 @@ std::string find_in_runpaths(const std::string& name) {
 // its wgt-engine.txt stamp) beside a directory the loaded objects search for the npm engine:
 // third_party/dawn-debian next to the build tree's third_party/dawn, or dawn-debian inside an
 // install's <libdir>/wgtensor. Found at run time, so no source-tree path is compiled in.
-std::string find_private_debian_prefix() {
-  for (const std::string& dir : loaded_runpaths())
+std::string find_private_debian_prefix(const std::vector<std::string>& runpaths) {
+  for (const std::string& dir : runpaths)
     for (const std::string cand : {dir + "/../dawn-debian", dir + "/dawn-debian"})
       if (file_exists(cand + "/wgt-engine.txt")) {
         char real[PATH_MAX];
@@ -137,11 +137,12 @@ bool version_less(const std::string& a, const std::string& b) {
 
 EngineLocations engine_locations(const std::optional<std::string>& dawn_path) {
   EngineLocations loc;
+  const std::vector<std::string> runpaths = loaded_runpaths();  // one walk of the loaded objects
   if (dawn_path) loc.npm_library = *dawn_path;
-  else loc.npm_library = find_in_runpaths("libwebgpu_wrapper.so");
+  else loc.npm_library = find_in_runpaths(runpaths, "libwebgpu_wrapper.so");
   loc.multiarch = WGT_MULTIARCH;
   loc.system_debian_library = "/usr/lib/" + loc.multiarch + "/libwebgpu_dawn.so.0";
-  loc.private_debian_prefix = find_private_debian_prefix();
+  loc.private_debian_prefix = find_private_debian_prefix(runpaths);
   loc.exists = file_exists;
   return loc;
 }
