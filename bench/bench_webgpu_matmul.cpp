@@ -4,13 +4,14 @@
 //
 //   bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] [--layout nn|nt|both]
 //                       [--shapes MxNxK,...] [--tiles T1,T2,...] [--gemv G1,G2,...]
-//                       [--gemv-vec V1,V2,...] [--ms 400]
+//                       [--gemv-vec V1,V2,...] [--sgmat S1,S2,...] [--ms 400]
 // --sweep runs every variant of --tiles (WGT_MATMUL_TILE syntax BMxBNxBKxTMxTN, f16 also with
 // f16 accumulation), --gemv (WGxKS, the scalar small-M kernel) and, for nt, --gemv-vec (WGxKS,
 // the 8-wide small-M kernel, with and without subgroup reductions, f16 also packed) besides
 // the launcher's own choice ("auto"), plus "auto"
 // with scalar global loads (WGT_MATMUL_VEC=off) and, for f16, the packed-u32 storage path
-// (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile.
+// (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile; for
+// f16 also the subgroup-matrix kernel off and each --sgmat tile (BMxBNxBKxFMxFN).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -44,6 +45,8 @@ struct Options {
                                  "128x128x32x8x8", "64x128x16x4x8"};
   std::vector<std::string> gemv{"256x64", "128x32", "512x64", "256x32", "256x8", "256x16", "128x8", "512x16"};
   std::vector<std::string> gemv_vec{"256x32", "128x32", "512x32", "256x64", "256x16", "128x16", "64x32"};
+  std::vector<std::string> sgmat{"128x128x32x4x2", "64x64x32x2x2", "128x64x32x4x2", "64x128x32x2x4",
+                                 "128x128x32x2x4", "128x64x32x2x2", "128x128x16x4x2", "64x64x16x2x2"};
   double target_ms = 400;
 };
 
@@ -57,7 +60,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_matmul: %s\nusage: bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] "
-               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
+               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--sgmat BMxBNxBKxFMxFN,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -88,6 +91,7 @@ Options parse(int argc, char** argv) {
         o.shapes.push_back(sh);
       }
     } else if (a == "--tiles") o.tiles = split(value());
+    else if (a == "--sgmat") o.sgmat = split(value());
     else if (a == "--gemv") o.gemv = split(value());
     else if (a == "--gemv-vec") o.gemv_vec = split(value());
     else if (a == "--ms") o.target_ms = std::atof(value().c_str());
@@ -98,7 +102,7 @@ Options parse(int argc, char** argv) {
 
 // A variant = the environment the launcher reads (empty values = unset).
 struct Variant {
-  std::string label, tile, gemv, acc, vec = "", f16 = "", gemv_vec = "", sg = "";
+  std::string label, tile, gemv, acc, vec = "", f16 = "", gemv_vec = "", sg = "", sgmat = "";
 };
 
 void apply(const Variant& v) {
@@ -113,6 +117,7 @@ void apply(const Variant& v) {
   set("WGT_MATMUL_F16", v.f16);
   set("WGT_MATMUL_GEMV_VEC", v.gemv_vec);
   set("WGT_MATMUL_SUBGROUPS", v.sg);
+  set("WGT_MATMUL_SGMAT", v.sgmat);
   settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
 }
 
@@ -221,6 +226,10 @@ int main(int argc, char** argv) {
               }
           variants.push_back({"auto scalar-loads", "", "", "", "off"});
           if (dt == DType::F16) variants.push_back({"auto packed", "", "", "", "", "packed"});
+          if (dt == DType::F16) {
+            variants.push_back({"sgmat=off", "", "", "", "", "", "", "", "off"});
+            for (const std::string& t : opt.sgmat) variants.push_back({"sgmat=" + t, "", "", "", "", "", "", "", t});
+          }
           for (const std::string& t : opt.tiles) {
             variants.push_back({"tile=" + t, t, s.m <= 4 ? "off" : "", ""});
             if (dt == DType::F16) {

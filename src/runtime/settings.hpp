@@ -109,7 +109,7 @@ struct Settings {
   Setting<std::optional<bool>> webgpu_bind_cache;
   // kernel choices and tuning (the launchers' own, or via webgpu/plans/tuning.hpp)
   Setting<bool> matmul_f16_acc = false;
-  Setting<std::optional<DimsSetting>> matmul_tile, matmul_gemv, matmul_gemv_vec;
+  Setting<std::optional<DimsSetting>> matmul_tile, matmul_sgmat, matmul_gemv, matmul_gemv_vec;
   Setting<bool> matmul_subgroups = true, matmul_vec = true;
   enum class F16Store { Auto, Native, Packed };
   Setting<F16Store> matmul_f16 = F16Store::Auto;

@@ -70,7 +70,7 @@ class Pipeline;  // opaque, owned by the context's cache
 // fields are equal; the cache hashes the words.
 struct PipelineKey {
   const void* family = nullptr;
-  std::array<uint64_t, 4> w{};
+  std::array<uint64_t, 5> w{};
   bool operator==(const PipelineKey&) const = default;
 };
 // The older name, kept while the launchers outside the plan families (elementwise, nn) still

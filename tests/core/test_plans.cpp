@@ -240,7 +240,7 @@ TEST(MatmulPlan, KeysAreEqualExactlyForEqualShaders) {
   EXPECT_NE(a.key(), c.key());
   // Every distinct shader of a sweep has a distinct key and a distinct variant.
   std::set<std::string> names;
-  std::set<std::array<uint64_t, 4>> keys;
+  std::set<decltype(PipelineKey::w)> keys;
   for (int64_t M : {1, 2, 3, 5, 64})
     for (bool tb : {false, true})
       for (DType dt : {DType::F32, DType::F16}) {
@@ -427,7 +427,7 @@ TEST(QMatmulPlan, RejectsAndBadTuningErrors) {
 }
 
 TEST(QMatmulPlan, EveryKernelVariantPreprocesses) {
-  std::set<std::array<uint64_t, 4>> keys;
+  std::set<decltype(PipelineKey::w)> keys;
   int plans = 0;
   for (QType t : {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K})
     for (QMatvecKernel k : {QMatvecKernel::Stream, QMatvecKernel::I8x2})
@@ -454,4 +454,97 @@ TEST(QMatmulPlan, EveryKernelVariantPreprocesses) {
           }
         }
   EXPECT_GT(plans, 30);
+}
+
+namespace {
+// The H200 under Debian's Dawn: f16 subgroup matrices (and the integer ones, ignored here).
+Adapter tensor_core_gpu() {
+  Adapter a = big_gpu();
+  a.f.subgroup_matrix = true;
+  a.f.subgroup_matrix_configs = {{6, 4, 16, 16, 32}, {2, 1, 16, 8, 16}, {2, 1, 16, 16, 16}, {2, 2, 16, 8, 8}};
+  return a;
+}
+}  // namespace
+
+TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
+  const Adapter ad = tensor_core_gpu();
+  ASSERT_TRUE(sgmat_shape(ad.caps()).has_value());
+  EXPECT_EQ(sgmat_shape(ad.caps())->n, 16u);  // 16x16x16 preferred over 16x8x16
+  // Few output tiles: 64x64 with 2x2 fragments per subgroup; B N-contiguous, vec4 stores.
+  MatmulPlan p = plan_ok(ad, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16),
+                                         false, DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4");
+  expect_variant_expands(p.variant(), p.name());
+  // Many tiles (and matmul_t): 128x128 with 4x2 fragments, B K-contiguous.
+  p = plan_ok(ad, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({4096, 256}, DType::F16), true,
+                              DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 128x128x32 4x2 frag=16x16x16 b:k o:v4");
+  expect_variant_expands(p.variant(), p.name());
+  EXPECT_EQ(p.row_tile(), 128u);
+  EXPECT_EQ(p.col_tile(), 128u);
+  // Odd N: scalar stores; still sgmat since B's rows stay vec4-aligned along K.
+  p = plan_ok(ad, matmul_call(Tensor::empty({40, 64}, DType::F16), Tensor::empty({37, 64}, DType::F16), true,
+                              DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:k");
+  expect_variant_expands(p.variant(), p.name());
+  // Only the narrow shape: 16x8x16 fragments, twice as many along N.
+  Adapter narrow = ad;
+  narrow.f.subgroup_matrix_configs = {{2, 1, 16, 8, 16}};
+  p = plan_ok(narrow, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16), false,
+                                  DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x4 frag=16x8x16 b:n o:v4");
+  // A tuned tile.
+  MatmulTuning tu;
+  tu.sgmat = {{64, 128, 32, 2, 4}};
+  p = plan_ok(ad, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16), false,
+                              DType::F16), tu);
+  EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4");
+}
+
+TEST(MatmulPlan, SubgroupMatrixKernelOnlyWhereItRuns) {
+  const Adapter ad = tensor_core_gpu();
+  auto kernel = [](const Adapter& a, const OpCall& c, const MatmulTuning& tu = {}) {
+    return plan_ok(a, c, tu).shader.kernel;
+  };
+  const Tensor a16 = Tensor::empty({64, 128}, DType::F16), b16 = Tensor::empty({128, 96}, DType::F16);
+  // No feature, no f16 config, a subgroup size that varies, f32 operands, packed f16, off.
+  EXPECT_EQ(kernel(big_gpu(), matmul_call(a16, b16, false, DType::F16)), MatmulKernel::Tiled);
+  Adapter ints = ad;
+  ints.f.subgroup_matrix_configs = {{6, 4, 16, 16, 32}, {2, 2, 16, 8, 8}};
+  EXPECT_EQ(kernel(ints, matmul_call(a16, b16, false, DType::F16)), MatmulKernel::Tiled);
+  Adapter varying = ad;
+  varying.l.subgroup_min_size = 16;
+  EXPECT_EQ(kernel(varying, matmul_call(a16, b16, false, DType::F16)), MatmulKernel::Tiled);
+  EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({64, 128}, DType::F32), Tensor::empty({128, 96}, DType::F32), false)),
+            MatmulKernel::Tiled);
+  MatmulTuning packed;
+  packed.f16 = F16Store::Packed;
+  EXPECT_EQ(kernel(ad, matmul_call(a16, b16, false, DType::F16), packed), MatmulKernel::Tiled);
+  MatmulTuning off;
+  off.sgmat_off = true;
+  EXPECT_EQ(kernel(ad, matmul_call(a16, b16, false, DType::F16), off), MatmulKernel::Tiled);
+  // Unaligned vec4 loads: K % 4, N % 4 with N-contiguous B, an A view with an odd offset,
+  // a K-strided (transposed) A.
+  EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({64, 126}, DType::F16), Tensor::empty({126, 96}, DType::F16), false,
+                                   DType::F16)),
+            MatmulKernel::Tiled);
+  EXPECT_EQ(kernel(ad, matmul_call(a16, Tensor::empty({128, 94}, DType::F16), false, DType::F16)), MatmulKernel::Tiled);
+  const Tensor wide = Tensor::empty({64, 129}, DType::F16);
+  EXPECT_EQ(kernel(ad, matmul_call(wide.slice(1, 1, 129), b16, false, DType::F16)), MatmulKernel::Tiled);
+  EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({128, 64}, DType::F16).t(), b16, false, DType::F16)),
+            MatmulKernel::Tiled);
+  // Small M stays with the gemvs.
+  EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({1, 128}, DType::F16), Tensor::empty({96, 128}, DType::F16), true,
+                                   DType::F16)),
+            MatmulKernel::GemvVec);
+  // A tile the device cannot hold is a typed error naming the setting.
+  MatmulTuning big;
+  big.sgmat = {{256, 256, 64, 4, 4}};
+  try {
+    plan_matmul(ad.caps(), big, matmul_call(a16, b16, false, DType::F16));
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("WGT_MATMUL_SGMAT"), std::string::npos) << e.what();
+  }
 }

@@ -1,12 +1,12 @@
 // WebGPU launcher for OpKind::MatMul (matmul and matmul_t and their fused forms): encodes the
 // plan of src/webgpu/plans/matmul_plan.cpp (which kernel, tile, storage forms and fusions)
-// into dispatches of shaders/matmul_tiled.wgsl, matmul_gemv.wgsl or matmul_gemv_vec.wgsl:
+// into dispatches of shaders/matmul_tiled.wgsl, matmul_sgmat.wgsl, matmul_gemv.wgsl or
+// matmul_gemv_vec.wgsl:
 // compacts an operand the plan says to, folds the broadcast batch dims (at most three per
 // dispatch, further ones looped here), describes every operand by element strides so
 // transposed views run without a copy, and splits grids beyond the device's limits.
-// f16 runs natively with shader-f16, else stored packed two per u32 and computed in f32; the
-// adapters we ship for (Dawn on the H200, lavapipe) offer no subgroup-matrix feature, so
-// there is no tensor-core variant.
+// f16 runs natively with shader-f16, else stored packed two per u32 and computed in f32; where
+// the adapter has f16 subgroup matrices (Debian's Dawn on NVIDIA) f16 products run on them.
 // attrs.n_rot > 0 (KVCache::rms_norm_qkv_append_rope) adds RoPE and the KV-cache append as the
 // vector gemv's epilogue (matmul_epi_rope_append.wgsl), or runs kv_append_rope after the product.
 #include "webgpu/kernels/matmul.hpp"
@@ -117,7 +117,7 @@ void launch_matmul(Context& ctx, OpCall& call) {
   base.b_bs0 = static_cast<uint32_t>(dev[0].sb), base.b_bs1 = static_cast<uint32_t>(dev[1].sb);
   base.b_bs2 = static_cast<uint32_t>(dev[2].sb);
 
-  const bool gemv = s.kernel != MatmulKernel::Tiled;
+  const bool gemv = s.kernel == MatmulKernel::Gemv || s.kernel == MatmulKernel::GemvVec;
   const uint32_t row_tile = plan.row_tile(), col_tile = plan.col_tile();
   const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
   const uint64_t m_chunk = gemv ? M : max_groups * row_tile;

@@ -148,6 +148,74 @@ bool choose_gemv_vec(const Limits& l, const MatmulTuning& tu, uint32_t* wg, uint
   return true;
 }
 
+// ---- the subgroup-matrix kernel (shaders/matmul_sgmat.wgsl) ----
+
+struct SgTile {
+  uint32_t bm, bn, bk, fm, fn;
+};
+
+uint32_t sgmat_subgroups(const SgTile& t, const SgMatShape& sh) { return (t.bm / (t.fm * sh.m)) * (t.bn / (t.fn * sh.n)); }
+
+// Workgroup bytes: two staged A and B chunks (rows padded by 8 halves) and one f32 result
+// fragment per subgroup.
+uint32_t sgmat_smem_bytes(const SgTile& t, const SgMatShape& sh, bool b_kfast) {
+  const uint32_t a = 2 * t.bm * (t.bk + 8) * 2;
+  const uint32_t b = 2 * (b_kfast ? t.bn * (t.bk + 8) : t.bk * (t.bn + 8)) * 2;
+  return a + b + sgmat_subgroups(t, sh) * sh.m * sh.n * 4;
+}
+
+// Empty when `t` runs on this device, else the reason.
+std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, bool b_kfast) {
+  if ((t.fm != 2 && t.fm != 4) || (t.fn != 2 && t.fn != 4)) return "FM and FN must each be 2 or 4";
+  if (t.bm % (t.fm * sh.m) || t.bn % (t.fn * sh.n))
+    return "BM must be a multiple of FM*" + std::to_string(sh.m) + " and BN of FN*" + std::to_string(sh.n);
+  if (t.bk == 0 || t.bk % sh.k || t.bk % 4) return "BK must be a multiple of " + std::to_string(sh.k) + " and of 4";
+  const uint32_t nt = sgmat_subgroups(t, sh) * sh.subgroup;
+  if ((t.bm * t.bk / 4) % nt || (t.bn * t.bk / 4) % nt)
+    return "BM*BK/4 and BN*BK/4 must be multiples of the invocation count " + std::to_string(nt);
+  if ((sh.m * sh.n) % (sh.subgroup * 4)) return "the fragment does not split into vec4 per invocation";
+  if (nt > l.max_compute_invocations_per_workgroup || nt > l.max_compute_workgroup_size_x)
+    return std::to_string(nt) + " invocations exceed the device limit";
+  if (t.bm > 0xffff || t.bn > 0xffff || t.bk > 0xffff || t.fm > 0xffff || t.fn > 0xffff) return "tile fields above 65535";
+  if (sgmat_smem_bytes(t, sh, b_kfast) > l.max_compute_workgroup_storage_size)
+    return "needs " + std::to_string(sgmat_smem_bytes(t, sh, b_kfast)) + " bytes of workgroup storage, device has " +
+           std::to_string(l.max_compute_workgroup_storage_size);
+  return {};
+}
+
+// The default tile: 128x128 (8 subgroups of 64x32) where there are enough such tiles to fill
+// the GPU (two per known multiprocessor, else 256), else 64x64 (4 subgroups of 32x32).
+SgTile choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatShape& sh, bool b_kfast, uint64_t M,
+                         uint64_t N, uint64_t batch) {
+  if (tu.sgmat) {
+    const auto& f = *tu.sgmat;
+    const SgTile t{f[0], f[1], f[2], f[3], f[4]};
+    if (std::string why = sgmat_tile_problem(l, t, sh, b_kfast); !why.empty())
+      throw_error(ErrorKind::InvalidArgument, "matmul", "WGT_MATMUL_SGMAT=" + dims_text(f.data(), 5) + ": " + why);
+    return t;
+  }
+  const SgTile big{128, 128, 32, 64 / sh.m, 32 / sh.n}, mid{64, 64, 32, 32 / sh.m, 32 / sh.n};
+  const uint64_t fill = l.compute_units ? 2ull * l.compute_units : 256;
+  const uint64_t big_tiles = uint64_t{ceil_div(M, 128)} * ceil_div(N, 128) * batch;
+  if (big_tiles >= fill && sgmat_tile_problem(l, big, sh, b_kfast).empty()) return big;
+  return mid;
+}
+
+// The subgroup-matrix shape when the sgmat kernel can run this product: native f16 operands
+// and output, the adapter's f16 subgroup matrices, A K-contiguous and B contiguous along K or
+// N, every vec4 load aligned (contiguous extent, other stride, offsets and batch strides % 4).
+std::optional<SgMatShape> sgmat_eligible(const Caps& caps, const MatmulTuning& tu, const MatmulShader& s,
+                                         const MatmulOperand& A, const MatmulOperand& B, uint64_t M, uint64_t N,
+                                         uint64_t K, bool batch4_a, bool batch4_b) {
+  if (tu.sgmat_off || s.a_store != MatmulStore::F16 || s.b_store != MatmulStore::F16) return std::nullopt;
+  const bool a_ok = A.cs == 1 && K % 4 == 0 && (A.rs % 4 == 0 || M == 1) && batch4_a;
+  const bool b_kfast = B.rs == 1 && B.cs != 1 && K > 1;
+  const bool b_ok = batch4_b && (b_kfast ? (K % 4 == 0 && (B.cs % 4 == 0 || N == 1))
+                                         : (B.cs == 1 && N % 4 == 0 && (B.rs % 4 == 0 || K == 1)));
+  if (!a_ok || !b_ok) return std::nullopt;
+  return sgmat_shape(caps);
+}
+
 // How f16 operands are stored: native `f16` (needs shader-f16) or packed two per u32 and
 // unpacked with unpack2x16float (core WGSL; f32 math). Packed can be forced where shader-f16
 // exists (tests, benchmarks); without shader-f16 it is the only one.
@@ -296,6 +364,22 @@ BatchDims fold_batch(const MatmulOperand& a, const MatmulOperand& b, const Tenso
   return dims;
 }
 
+std::optional<SgMatShape> sgmat_shape(const Caps& caps) {
+  const Features& f = caps.features;
+  const Limits& l = caps.limits;
+  if (!f.subgroup_matrix || !f.shader_f16 || l.subgroup_min_size == 0 || l.subgroup_min_size != l.subgroup_max_size)
+    return std::nullopt;
+  std::optional<SgMatShape> best;
+  for (const MatrixConfig& c : f.subgroup_matrix_configs) {
+    if (c.component != 2 || c.result != 1) continue;  // f16 x f16 -> f32 (WGPUSubgroupMatrixComponentType)
+    const bool square = c.m == 16 && c.n == 16 && c.k == 16, narrow = c.m == 16 && c.n == 8 && c.k == 16;
+    if (square || (narrow && !best)) best = SgMatShape{c.m, c.n, c.k, l.subgroup_min_size};
+  }
+  // Fragments are 16 x 16 or 16 x 8 results; the epilogue splits one into vec4 per invocation.
+  if (best && (best->m * best->n) % (best->subgroup * 4) != 0) return std::nullopt;
+  return best;
+}
+
 Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const OpCall& call) {
   if (std::string why = check_matmul(caps.limits, call); !why.empty()) return Planned<MatmulPlan>::no(std::move(why));
   Planned<MatmulPlan> r;
@@ -389,6 +473,15 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
     s.wg = static_cast<uint16_t>(gwg), s.ks = static_cast<uint16_t>(gks);
     // Neighbouring columns belong to different invocations: packed f16 words need atomics.
     s.out = s.a_store == MatmulStore::F16Packed ? MatmulOut::Atomic : MatmulOut::Scalar;
+  } else if (const std::optional<SgMatShape> sh = sgmat_eligible(caps, tu, s, A, B, M, N, K, batch4_a, batch4_b)) {
+    s.kernel = MatmulKernel::SgMat;
+    const SgTile t = choose_sgmat_tile(l, tu, *sh, b_kfast, M, N, batch);
+    s.bm = static_cast<uint16_t>(t.bm), s.bn = static_cast<uint16_t>(t.bn), s.bk = static_cast<uint16_t>(t.bk);
+    s.tm = static_cast<uint16_t>(t.fm), s.tn = static_cast<uint16_t>(t.fn);
+    s.sm = static_cast<uint8_t>(sh->m), s.sn = static_cast<uint8_t>(sh->n), s.sk = static_cast<uint8_t>(sh->k);
+    s.sgs = static_cast<uint8_t>(sh->subgroup);
+    s.a_vec = s.b_vec = 1;
+    s.out = (tu.vec && N % 4 == 0 && out.offset() % 4 == 0) ? MatmulOut::Vec4 : MatmulOut::Scalar;
   } else {
     s.kernel = MatmulKernel::Tiled;
     const bool acc16 = s.a_store == MatmulStore::F16 && tu.f16_acc;
@@ -414,11 +507,14 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
   return r;
 }
 
-uint32_t MatmulPlan::row_tile() const { return shader.kernel == MatmulKernel::Tiled ? shader.bm : kGemvMaxM; }
+uint32_t MatmulPlan::row_tile() const {
+  return shader.kernel == MatmulKernel::Tiled || shader.kernel == MatmulKernel::SgMat ? shader.bm : kGemvMaxM;
+}
 
 uint32_t MatmulPlan::col_tile() const {
   switch (shader.kernel) {
-    case MatmulKernel::Tiled: return shader.bn;
+    case MatmulKernel::Tiled:
+    case MatmulKernel::SgMat: return shader.bn;
     case MatmulKernel::Gemv: return shader.wg / shader.ks;
     case MatmulKernel::GemvVec: return shader.wg / shader.ks * shader.rb;
   }
@@ -456,6 +552,15 @@ ShaderVariant MatmulPlan::variant() const {
                                          {"TN", std::to_string(s.tn)}, {"A_KFAST", tf(s.a_kfast)},
                                          {"B_KFAST", tf(s.b_kfast)}, {"A_VEC", tf(s.a_vec)},
                                          {"B_VEC", tf(s.b_vec)}, {"B_VEC8", "false"}});
+      break;
+    case MatmulKernel::SgMat:
+      v.shader = "matmul_sgmat";
+      v.defines.insert(v.defines.end(), {{"BM", std::to_string(s.bm)}, {"BN", std::to_string(s.bn)},
+                                         {"BK", std::to_string(s.bk)}, {"FM", std::to_string(s.tm)},
+                                         {"FN", std::to_string(s.tn)}, {"SM", std::to_string(s.sm)},
+                                         {"SN", std::to_string(s.sn)}, {"SK", std::to_string(s.sk)},
+                                         {"SGS", std::to_string(s.sgs)}, {"B_KFAST", tf(s.b_kfast)},
+                                         {"A_VEC", "true"}, {"B_VEC", "true"}, {"B_VEC8", "false"}});
       break;
     case MatmulKernel::Gemv:
       v.shader = "matmul_gemv";
@@ -505,6 +610,12 @@ std::string MatmulPlan::name() const {
       n += std::to_string(s.mr);
       n += s.sg ? " sg" : " tree";
       n += store_tag;
+      break;
+    case MatmulKernel::SgMat:
+      n = "sgmat " + std::to_string(s.bm) + "x" + std::to_string(s.bn) + "x" + std::to_string(s.bk) + " " +
+          std::to_string(s.tm) + "x" + std::to_string(s.tn) + " frag=" + std::to_string(s.sm) + "x" +
+          std::to_string(s.sn) + "x" + std::to_string(s.sk) + (s.b_kfast ? " b:k" : " b:n") +
+          (s.out == MatmulOut::Vec4 ? " o:v4" : "");
       break;
     case MatmulKernel::Gemv:
       n = "gemv " + std::to_string(s.wg) + "x" + std::to_string(s.ks) + (s.b_kfast ? " kfast" : " nfast") + store_tag;

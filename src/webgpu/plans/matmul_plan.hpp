@@ -6,6 +6,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "webgpu/plans/plan.hpp"
@@ -13,7 +14,8 @@
 
 namespace wgt::webgpu {
 
-enum class MatmulKernel : uint8_t { Tiled, Gemv, GemvVec };
+// SgMat: the tiled product on subgroup matrices (tensor cores), f16 operands and output.
+enum class MatmulKernel : uint8_t { Tiled, Gemv, GemvVec, SgMat };
 // What the launcher does: run the planned kernel, or first run the call's prologue op into a
 // scratch tensor and plan the plain product again, or run the product then kv_append_rope.
 enum class MatmulRoute : uint8_t { Kernel, PrologueFirst, RopeAppendUnfused };
@@ -38,7 +40,11 @@ struct MatmulShader {
   uint8_t epi = 0, epi_freqs = 0;    // vector gemv: the rope_append epilogue [with freq factors]
   uint8_t cache_f16 = 0;             // that epilogue's caches are f16
   uint8_t mr = 0;                    // vector gemv: rows of A (= M, 1..4)
-  uint16_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;  // tiled: workgroup and invocation tiles
+  uint8_t sm = 0, sn = 0, sk = 0;    // sgmat: the subgroup-matrix shape (result SM x SN, depth SK)
+  uint8_t sgs = 0;                   // sgmat: the adapter's (fixed) subgroup size
+  // Tiled: workgroup tile and each invocation's TM x TN outputs. SgMat: workgroup tile and
+  // each subgroup's TM x TN fragments.
+  uint16_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
   uint16_t wg = 0, ks = 0, rb = 0;   // gemvs: invocations, K-splitters per column, rows per invocation
 };
 
@@ -55,6 +61,14 @@ struct MatmulPlan {
   // "gemv_vec 256x32x2 m1 sg +norm" (" f16p" for packed f16, " b:f16" for mixed precision).
   std::string name() const;
 };
+
+// The subgroup-matrix shape the sgmat kernel uses on this adapter (f16 -> f32, 16x16x16
+// preferred, else 16x8x16), or nullopt where it cannot run (no feature, no such config, or a
+// subgroup size that is not fixed).
+struct SgMatShape {
+  uint32_t m, n, k, subgroup;
+};
+std::optional<SgMatShape> sgmat_shape(const Caps& caps);
 
 // The plan of `call`, or why WebGPU's matmul family cannot run it. Throws InvalidArgument for a
 // tuning value the device cannot honour (a tile over its limits, native f16 without it).

@@ -17,6 +17,10 @@ MatmulTuning matmul_from(const Settings& s) {
     const auto& f = tile->v;  // five numbers (settings.cpp)
     t.tile = {f[0], f[1], f[2], f[3], f[4]};
   }
+  if (const auto& g = *s.matmul_sgmat) {
+    if (g->off) t.sgmat_off = true;
+    else t.sgmat = {g->v[0], g->v[1], g->v[2], g->v[3], g->v[4]};
+  }
   if (const auto& g = *s.matmul_gemv) {
     if (g->off) t.gemv_off = true;
     else t.gemv = {g->v[0], g->v[1]};

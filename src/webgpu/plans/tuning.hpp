@@ -14,6 +14,8 @@ enum class F16Store : uint8_t { Auto, Native, Packed };
 
 struct MatmulTuning {
   std::optional<std::array<uint32_t, 5>> tile;      // BM BN BK TM TN of the tiled kernel
+  bool sgmat_off = false;                           // never use the subgroup-matrix kernel
+  std::optional<std::array<uint32_t, 5>> sgmat;     // BM BN BK FM FN of the subgroup-matrix kernel
   bool gemv_off = false;                            // never use the small-M kernels
   std::optional<std::array<uint32_t, 2>> gemv;      // WG KS of the scalar gemv
   bool gemv_vec_off = false;                        // never use the vector gemv
