@@ -34,8 +34,11 @@ struct CsrOptions {
 enum class SparseSchedule : uint8_t {
   ThreadPerRow,     // short, uniform rows: one thread walks a whole row
   GroupPerRow,      // longer uniform rows: `lanes` threads split a row, then reduce
-  Binned,           // skewed (power-law) rows: rows binned by length, one dispatch per bin
-                    // with the lanes that bin needs (a workgroup per huge row)
+  Binned,           // skewed rows: rows binned by length, one dispatch per bin with the
+                    // lanes that bin needs (a workgroup per huge row)
+  MergePath,        // skewed (power-law) rows: every workgroup takes an equal share of the
+                    // merged list of row ends and entries, rows crossing workgroups are
+                    // finished by a fix-up pass
 };
 const char* sparse_schedule_name(SparseSchedule s);
 
@@ -116,6 +119,11 @@ struct SparsePlan {
   int64_t lanes = 1;
 };
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n);
+// The choice itself, a pure function of the row statistics, the dense column count, whether
+// the matrix has its Binned row lists, and a forced schedule (Binned without the lists
+// becomes GroupPerRow). choose_schedule(a, n) is this with a's statistics and the schedule
+// force_sparse_schedule set.
+SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced = {});
 // Forces a schedule for every later sparse op of the process (nullopt: back to the choice by
 // statistics): for tests and benchmarks that compare schedules on one matrix.
 void force_sparse_schedule(std::optional<SparseSchedule> s);

@@ -16,6 +16,7 @@ const char* sparse_schedule_name(SparseSchedule s) {
     case SparseSchedule::ThreadPerRow: return "thread-per-row";
     case SparseSchedule::GroupPerRow: return "group-per-row";
     case SparseSchedule::Binned: return "binned";
+    case SparseSchedule::MergePath: return "merge-path";
   }
   return "?";
 }
@@ -226,7 +227,12 @@ void CsrTensor::unpin() const {
 void force_sparse_schedule(std::optional<SparseSchedule> s) { g_forced.store(s ? static_cast<int>(*s) : -1); }
 
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n) {
-  const CsrRowStats& s = a.stats();
+  const int forced = g_forced.load();
+  return choose_schedule(a.stats(), n, a.bin_rows().defined(),
+                         forced >= 0 ? std::optional(static_cast<SparseSchedule>(forced)) : std::nullopt);
+}
+
+SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced) {
   auto lanes_for = [&](double len) {
     // Enough lanes that each walks a few entries, at most a workgroup's share per row.
     int64_t l = 2;
@@ -234,18 +240,19 @@ SparsePlan choose_schedule(const CsrTensor& a, int64_t n) {
     return l;
   };
   SparsePlan p;
-  const int forced = g_forced.load();
-  if (forced >= 0) {
-    p.schedule = static_cast<SparseSchedule>(forced);
-    if (p.schedule == SparseSchedule::Binned && !a.bin_rows().defined()) p.schedule = SparseSchedule::GroupPerRow;
+  if (forced) {
+    p.schedule = *forced;
+    if (p.schedule == SparseSchedule::Binned && !has_bins) p.schedule = SparseSchedule::GroupPerRow;
     p.lanes = lanes_for(std::max(s.mean_len, 8.0));
     return p;
   }
   // Skewed: a few rows far longer than the typical one would leave a thread-per-row or
-  // fixed-lanes kernel waiting on them (the tail), so rows are binned by length.
+  // fixed-lanes kernel waiting on them (the tail). The merge path splits the work evenly
+  // whatever the row lengths, with coalesced reads of indptr and the output (the binned
+  // schedule reaches rows through its row lists).
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
-  if (skewed && a.bin_rows().defined()) {
-    p.schedule = SparseSchedule::Binned;
+  if (skewed) {
+    p.schedule = SparseSchedule::MergePath;
   } else if (s.mean_len <= 6 || n >= 32) {
     // SpMM with many dense columns already has a thread per output column.
     p.schedule = s.max_len > 256 ? SparseSchedule::GroupPerRow : SparseSchedule::ThreadPerRow;

@@ -62,7 +62,9 @@ class WebGpuSparse : public wgt::testing::WebGpuTest {
             {"diagonal", diagonal(45, 2)},
             {"banded", banded(53, 4, 3)},
             {"uniform", uniform(70, 90, 11, 4)},
-            {"rmat", rmat(9, 6, 5)}};
+            {"rmat", rmat(9, 6, 5)},
+            // A row of 5000 entries: the merge path splits it over several workgroups (fix-up).
+            {"long-row", mixed(9, 5000, 2, 0.3, 4, 7)}};
   }
   static double tol_of(DType dt, int64_t max_len) {
     const double t = dt == DType::F32 ? 1e-5 : dt == DType::F16 ? 4e-3 : 3e-2;
@@ -93,7 +95,8 @@ TEST_F(WebGpuSparse, SpmvSpmmDtypes) {
 
 TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
   for (const auto& [name, m] : matrices())
-    for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned}) {
+    for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned,
+                              SparseSchedule::MergePath}) {
       const std::string what = std::string(name) + " " + sparse_schedule_name(sc);
       force_sparse_schedule(sc);
       use_cpu_reference();
@@ -103,6 +106,9 @@ TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
       check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, DType::F32, d)); });
       check(what + " spmm row-major", tol,
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 5}, 2, DType::F32, d)); });
+      // 8 columns of a 12-column operand from column 4: the vec4 loads of the row kernels.
+      check(what + " spmm vec4", tol,
+            [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 12}, 5, DType::F32, d).slice(1, 4, 12)); });
       check(what + " spmm sliced", tol,
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 9}, 4, DType::F32, d).slice(1, 1, 9, 3)); });
     }
