@@ -127,9 +127,25 @@ TEST_F(WebGpuSparse, RowOpsSddmmAdd) {
         check(what + " sddmm", tol_of(dt, 7), [&](Device d) {
           return sddmm(a.to(d), dense_input({a.rows(), 7}, 5, dt, d), dense_input({a.cols(), 7}, 6, dt, d).t()).values();
         });
-        if (dt == DType::F32)
-          check(what + " add", 1e-6, [&](Device d) { return add(dense_input({a.rows(), a.cols()}, 7, dt, d), a.to(d)); });
+        // 16-bit rows of odd length (diagonal, banded) share a word with the next row.
+        check(what + " add", dt == DType::F32 ? 1e-6 : tol_of(dt, 1),
+              [&](Device d) { return add(dense_input({a.rows(), a.cols()}, 7, dt, d), a.to(d)); });
       }
+}
+
+// Sparse + dense in 16-bit with duplicate entries (added one after the other) over rows of
+// three columns, so most output words hold elements of two rows.
+TEST_F(WebGpuSparse, AddDense16BitDuplicates) {
+  for (DType dt : {DType::F16, DType::BF16}) {
+    use_cpu_reference();
+    CsrOptions allow;
+    allow.duplicates = Duplicates::Allow;
+    const CsrTensor a = CsrTensor::from_parts(
+        Tensor::from_vector<int64_t>({0, 3, 3, 5, 7, 8}, {6}), Tensor::from_vector<int64_t>({2, 0, 2, 1, 1, 0, 2, 2}, {8}),
+        cast(Tensor::from_vector<float>({0.5f, -1.25f, 0.75f, 2, 0.125f, 3, -0.5f, 1}, {8}), dt), {5, 3}, allow);
+    check(std::string("add ") + dtype_name(dt), tol_of(dt, 2),
+          [&](Device d) { return add(dense_input({5, 3}, 8, dt, d), a.to(d)); });
+  }
 }
 
 TEST_F(WebGpuSparse, NaNAndInf) {

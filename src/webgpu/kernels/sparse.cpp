@@ -223,9 +223,9 @@ struct AddParams {
 Support check_add(const Context&, const OpCall& call) {
   if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, values, dense}");
   if (Support s = check_csr(call.inputs[0], &call.inputs[1]); !s.ok) return s;
-  // 16-bit rows may share an output word with the next row: the scatter is f32 only.
-  if (call.inputs[2].dtype() != DType::F32 || call.inputs[3].dtype() != DType::F32)
-    return Support::no("sparse + dense runs f32 on WebGPU");
+  if (Support s = check_value(call.inputs[2], "values"); !s.ok) return s;
+  if (Support s = check_value(call.inputs[3], "dense operand"); !s.ok) return s;
+  if (call.inputs[2].dtype() != call.inputs[3].dtype()) return Support::no("values and dense operand differ in dtype");
   if (call.inputs[3].numel() >= kU31) return Support::no("dense operand of 2^31 or more elements");
   return Support::yes();
 }
@@ -238,7 +238,7 @@ void launch_add(Context& ctx, OpCall& call) {
   const int64_t rows = ip.numel() - 1;
   if (rows == 0 || ix.numel() == 0) return;
   AddParams p{u32(rows), u32(y.size(1)), u32(y.offset()), u32(ip.offset()), u32(ix.offset()), u32(v.offset()), 0, 0};
-  launch(ctx, {"sparse_add_dense", {{"IW", iw(ip)}}}, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(y, false)}, &p,
+  launch(ctx, {"sparse_add_dense", {{"IW", iw(ip)}, {"VT", std::to_string(value_type(v.dtype()))}}}, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(y, false)}, &p,
          sizeof p, static_cast<uint64_t>((rows + 255) / 256));
 }
 

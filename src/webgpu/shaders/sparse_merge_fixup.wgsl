@@ -13,26 +13,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> y: array<atomic<u32>>;
 @group(0) @binding(2) var<uniform> p: Params;
 
+#include "sparse_store"
+
 const NONE: u32 = 0xffffffffu;
 
 fn carry_row(w: u32) -> u32 { return carry[2u * (p.groups + 1u) + w]; }
-
-// y[e] += v: this invocation is its element's only writer, but a 16-bit neighbour in the same
-// word may be updated at the same time, hence the exchange loop.
-fn add_to(e: u32, v: f32) {
-  let wi = select(e >> 1u, e, VT == 0u);
-  loop {
-    let old = atomicLoad(&y[wi]);
-    var nw: u32;
-    if (VT == 0u) {
-      nw = bitcast<u32>(bitcast<f32>(old) + v);
-    } else {
-      let sh = 16u * (e & 1u);
-      nw = (old & ~(0xffffu << sh)) | (bits_of(val_of(old, e) + v) << sh);
-    }
-    if (atomicCompareExchangeWeak(&y[wi], old, nw).exchanged) { break; }
-  }
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
