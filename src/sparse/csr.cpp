@@ -115,7 +115,11 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
   const char* op = "CsrTensor";
   require_1d(indptr, "indptr", op);
   require_1d(indices, "indices", op);
-  require_1d(values, "values", op);
+  if (!values.defined()) throw_error(ErrorKind::InvalidArgument, op, "values is an undefined tensor");
+  if (values.dim() != 1 && values.dim() != 2)
+    throw_error(ErrorKind::RankMismatch, op, "values must be [nnz] or [batch, nnz], got " + values.str());
+  if (values.dim() == 2 && values.size(0) == 0)
+    throw_error(ErrorKind::InvalidArgument, op, "a batch of CSR matrices needs at least one member");
   if (shape.size() != 2)
     throw_error(ErrorKind::RankMismatch, op, "shape must be [rows, cols], got " + shape_str(shape));
   if (shape[0] < 0 || shape[1] < 0) throw_error(ErrorKind::InvalidArgument, op, "negative dim in " + shape_str(shape));
@@ -135,12 +139,13 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
     throw_error(ErrorKind::ShapeMismatch, op,
                 "indptr has " + std::to_string(indptr.numel()) + " entries; " + std::to_string(rows) + " rows need " +
                     std::to_string(rows + 1));
-  if (indices.numel() != values.numel())
+  if (indices.numel() != values.size(-1))
     throw_error(ErrorKind::ShapeMismatch, op,
-                "indices has " + std::to_string(indices.numel()) + " entries, values " + std::to_string(values.numel()));
-  if (indptr.dtype() == DType::I32 && (values.numel() > INT32_MAX || cols > INT32_MAX))
+                "indices has " + std::to_string(indices.numel()) + " entries, values " + std::to_string(values.size(-1)) +
+                    " per matrix");
+  if (indptr.dtype() == DType::I32 && (indices.numel() > INT32_MAX || cols > INT32_MAX))
     throw_error(ErrorKind::InvalidArgument, op, "nnz or cols exceed the i32 index range; use i64 indices");
-  const int64_t nnz = values.numel();
+  const int64_t nnz = indices.numel();
   const std::vector<int64_t> ip = host_ints(indptr);
   if (ip[0] != 0) throw_error(ErrorKind::InvalidArgument, op, "indptr[0] is " + std::to_string(ip[0]) + ", must be 0");
   for (int64_t r = 0; r < rows; ++r)
@@ -186,15 +191,31 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
 
 std::string CsrTensor::str() const {
   if (!defined()) return "CsrTensor(undefined)";
-  return std::string("CsrTensor(") + dtype_name(dtype()) + "/" + dtype_name(index_dtype()) + ", " + shape_str(shape()) +
-         ", nnz " + std::to_string(nnz()) + ", " + device().str() + ")";
+  return std::string("CsrTensor(") + dtype_name(dtype()) + "/" + dtype_name(index_dtype()) + ", " +
+         (batched() ? "batch " + std::to_string(batch()) + " x " : std::string()) + shape_str(shape()) + ", nnz " +
+         std::to_string(nnz()) + ", " + device().str() + ")";
+}
+
+CsrTensor CsrTensor::member(int64_t b) const {
+  if (!batched()) throw_error(ErrorKind::InvalidArgument, "CsrTensor::member", str() + " is a single matrix, not a batch");
+  if (b < 0 || b >= batch())
+    throw_error(ErrorKind::OutOfRange, "CsrTensor::member",
+                "member " + std::to_string(b) + " of a batch of " + std::to_string(batch()));
+  CsrTensor c = *this;
+  c.values_ = values_.select(0, b);
+  return c;
 }
 
 CsrTensor CsrTensor::with_values(const Tensor& values) const {
-  require_1d(values, "values", "CsrTensor::with_values");
-  if (values.numel() != nnz())
+  const char* op = "CsrTensor::with_values";
+  if (!values.defined()) throw_error(ErrorKind::InvalidArgument, op, "values is an undefined tensor");
+  if (values.dim() != 1 && values.dim() != 2)
+    throw_error(ErrorKind::RankMismatch, op, "values must be [nnz] or [batch, nnz], got " + values.str());
+  if (values.dim() == 2 && values.size(0) == 0)
+    throw_error(ErrorKind::InvalidArgument, op, "a batch of CSR matrices needs at least one member");
+  if (values.size(-1) != nnz())
     throw_error(ErrorKind::ShapeMismatch, "CsrTensor::with_values",
-                "needs " + std::to_string(nnz()) + " values, got " + std::to_string(values.numel()));
+                "needs " + std::to_string(nnz()) + " values per matrix, got " + std::to_string(values.size(-1)));
   if (!is_floating(values.dtype()))
     throw_error(ErrorKind::DTypeMismatch, "CsrTensor::with_values", std::string("values must be floating, got ") + dtype_name(values.dtype()));
   if (values.device() != device())

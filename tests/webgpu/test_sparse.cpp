@@ -133,6 +133,38 @@ TEST_F(WebGpuSparse, RowOpsSddmmAdd) {
       }
 }
 
+// A batch of matrices sharing one pattern (values [batch, nnz]): every op member by member,
+// under the chosen schedule and the merge path, against the reference.
+TEST_F(WebGpuSparse, Batches) {
+  using namespace sparse_gen;
+  const std::pair<const char*, HostCsr> mats[] = {{"empty-rows+dense-row", mixed(31, 140, 3, 0.5, 9, 1)},
+                                                  {"long-row", mixed(9, 3000, 2, 0.3, 4, 7)},
+                                                  {"uniform", uniform(40, 50, 6, 4)}};
+  for (const auto& [name, h] : mats)
+    for (const auto& [idx, dt] : kMixes)
+      for (bool merge : {false, true}) {
+        const std::string what = std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt) + (merge ? " merge" : "");
+        if (merge) force_sparse_schedule(SparseSchedule::MergePath); else force_sparse_schedule(std::nullopt);
+        use_cpu_reference();
+        const CsrTensor one = to_csr(h, idx, dt);
+        const CsrTensor a = one.with_values(cast(rand_uniform({3, one.nnz()}, 17, -1, 1), dt));
+        const int64_t r = a.rows(), c = a.cols();
+        const double tol = tol_of(dt, a.stats().max_len);
+        check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({3, c}, 1, dt, d)); });
+        check(what + " spmm", tol,
+              [&](Device d) { return spmm(a.to(d), dense_input({3, c, 10}, 2, dt, d).slice(2, 1, 10, 2)); });
+        if (merge) continue;
+        check(what + " sddmm", tol_of(dt, 4), [&](Device d) {
+          return sddmm(a.to(d), dense_input({3, r, 4}, 3, dt, d), dense_input({3, c, 4}, 4, dt, d).transpose(1, 2)).values();
+        });
+        check(what + " add", dt == DType::F32 ? 1e-6 : tol_of(dt, 1),
+              [&](Device d) { return add(dense_input({3, r, c}, 5, dt, d), a.to(d)); });
+        check(what + " row sum", tol, [&](Device d) { return sparse_row_sum(a.to(d)); });
+        check(what + " row max", 0, [&](Device d) { return sparse_row_max(a.to(d)); });
+        check(what + " softmax", tol, [&](Device d) { return sparse_softmax(a.to(d)).values(); });
+      }
+}
+
 // Sparse + dense in 16-bit with duplicate entries (added one after the other) over rows of
 // three columns, so most output words hold elements of two rows.
 TEST_F(WebGpuSparse, AddDense16BitDuplicates) {

@@ -2,12 +2,14 @@
 // with the schedule the front-end chose from the matrix's row statistics, SDDMM, the
 // per-row reductions and softmax, and sparse + dense. Index arrays are i32 or i64 (the low
 // word is read; every index and nnz fit in 31 bits, which check_sizes() makes sure of);
-// values f32, f16 or bf16 (packed), accumulated in f32.
+// values f32, f16 or bf16 (packed), accumulated in f32. A batch of matrices sharing the
+// pattern runs member by member.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "webgpu/context.hpp"
+#include "sparse/sparse_batch.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
 #include "wgt/sparse.hpp"
 
@@ -242,14 +244,29 @@ void launch_add(Context& ctx, OpCall& call) {
          sizeof p, static_cast<uint64_t>((rows + 255) / 256));
 }
 
+// ---------------- batches ----------------
+
+// A batch of matrices (sparse/sparse_batch.hpp) runs member by member, each one the
+// single-matrix call on views: its last member, at the largest offsets, is the one checked.
+template <Support (*Check)(const Context&, const OpCall&)>
+Support check_batched(const Context& ctx, const OpCall& call) {
+  const int64_t n = sparse_detail::call_batch(call);
+  return Check(ctx, n > 0 ? sparse_detail::call_member(call, n - 1) : call);
+}
+
+template <void (*Launch)(Context&, OpCall&)>
+void launch_batched(Context& ctx, OpCall& call) {
+  if (!sparse_detail::for_each_member(call, [&](OpCall& m) { Launch(ctx, m); })) Launch(ctx, call);
+}
+
 }  // namespace
 
 void register_sparse_kernels(KernelRegistry& r) {
-  r.add(OpKind::SpMM, check_spmm, launch_spmm);
-  r.add(OpKind::SpRowReduce, check_rows, launch_rows);
-  r.add(OpKind::SpSoftmax, check_rows, launch_rows);
-  r.add(OpKind::SDDMM, check_sddmm, launch_sddmm);
-  r.add(OpKind::SpAddDense, check_add, launch_add);
+  r.add(OpKind::SpMM, check_batched<check_spmm>, launch_batched<launch_spmm>);
+  r.add(OpKind::SpRowReduce, check_batched<check_rows>, launch_batched<launch_rows>);
+  r.add(OpKind::SpSoftmax, check_batched<check_rows>, launch_batched<launch_rows>);
+  r.add(OpKind::SDDMM, check_batched<check_sddmm>, launch_batched<launch_sddmm>);
+  r.add(OpKind::SpAddDense, check_batched<check_add>, launch_batched<launch_add>);
 }
 
 }  // namespace wgt::webgpu
