@@ -5,7 +5,7 @@
 // bench/torch_sparse.py runs torch.sparse_csr_tensor mv/mm (cuSPARSE) on the same matrices,
 // written by --dump DIR.
 //   bench_webgpu_sparse [--matrix laplacian,uniform,rmat (default: all)] [--small]
-//                       [--schedule auto|thread|group|binned] [--n 64] [--dump DIR]
+//                       [--schedule auto|thread|group|binned|merge] [--n 64] [--dump DIR]
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   if (sched == "thread") force_sparse_schedule(SparseSchedule::ThreadPerRow);
   else if (sched == "group") force_sparse_schedule(SparseSchedule::GroupPerRow);
   else if (sched == "binned") force_sparse_schedule(SparseSchedule::Binned);
-  else if (sched != "auto") { std::fprintf(stderr, "--schedule: auto, thread, group or binned\n"); return 2; }
+  else if (sched == "merge") force_sparse_schedule(SparseSchedule::MergePath);
+  else if (sched != "auto") { std::fprintf(stderr, "--schedule: auto, thread, group, binned or merge\n"); return 2; }
   std::string why;
   if (dump_dir.empty() && !webgpu_available(&why)) {
     std::fprintf(stderr, "WebGPU unavailable: %s\n", why.c_str());
