@@ -98,11 +98,19 @@ TEST(SpmmPlan, MergePathGeometry) {
   EXPECT_EQ(p.groups, (6000u + 1023u) / 1024u);
   EXPECT_EQ(p.carry_words(1), 3 * p.groups + 2 + p.groups);
   EXPECT_EQ(p.name(), "merge C1 E4 G6");
-  // SpMM n = 64: 64 column lanes, 4 merge threads of 32 items.
+  // SpMM n = 64 row-major f32: 16 vec4 column lanes, 16 merge threads of 8 items.
   p = plan_ok(spmm_call(1000, 5000, Tensor::empty({300, 64}, DType::F32), SparseSchedule::MergePath));
+  EXPECT_EQ(p.vec, 4u);
+  EXPECT_EQ(p.cols, 16u);
+  EXPECT_EQ(p.items, 8u);
+  EXPECT_EQ(p.groups, (6000u + 127u) / 128u);
+  EXPECT_EQ(p.name(), "merge C16 v4 E8 G47");
+  for (int pass = 0; pass < 3; ++pass) expect_expands(p.merge_variant(pass, DType::I32, DType::F32));
+  // Column-major: 64 scalar column lanes, 4 merge threads of 32 items.
+  p = plan_ok(spmm_call(1000, 5000, Tensor::empty({64, 300}, DType::F32).t(), SparseSchedule::MergePath));
+  EXPECT_EQ(p.vec, 1u);
   EXPECT_EQ(p.cols, 64u);
   EXPECT_EQ(p.items, 32u);
-  EXPECT_EQ(p.groups, (6000u + 127u) / 128u);
   // n = 5: 8 column lanes, 32 merge threads.
   p = plan_ok(spmm_call(7, 0, Tensor::empty({3, 5}, DType::F16), SparseSchedule::MergePath, DType::F16, DType::I64));
   EXPECT_EQ(p.cols, 8u);

@@ -59,7 +59,7 @@ ShaderVariant SpmmPlan::merge_variant(int pass, DType index, DType value) const 
   if (pass == 2) return {"sparse_merge_fixup", {{"IW", index_words(index)}, {"VT", value_type(value)}}};
   return {"sparse_merge",
           {{"IW", index_words(index)}, {"VT", value_type(value)}, {"C", std::to_string(cols)},
-           {"E", std::to_string(items)}}};
+           {"E", std::to_string(items)}, {"VEC", std::to_string(vec)}}};
 }
 
 Planned<SpmmPlan> plan_spmm(const OpCall& call) {
@@ -85,7 +85,8 @@ Planned<SpmmPlan> plan_spmm(const OpCall& call) {
                     (call.outputs.empty() || call.outputs[0].offset() % 4 == 0);
   if (sched == SparseSchedule::MergePath) {
     p.kernel = SpmmKernel::Merge;
-    p.cols = n == 1 ? 1 : pow2_at_least(n, 64);
+    p.vec = vec4 ? 4 : 1;
+    p.cols = n == 1 ? 1 : pow2_at_least((n + p.vec - 1) / p.vec, 64);
     // SpMV stages the products of its 256 * 4 entries; SpMM walks at least 128 items per
     // workgroup so the partition pass and the boundary rows stay small next to the work.
     p.items = p.cols == 1 ? 4 : std::max<uint32_t>(4, 128 / p.merge_threads());

@@ -18,8 +18,8 @@ struct SpmmPlan {
   SpmmKernel kernel = SpmmKernel::Rows;
   uint32_t lanes = 1;   // Rows: invocations splitting one row's entries (1 = thread per row)
   uint32_t cols = 1;    // column lanes (a power of two <= 64; 1 for SpMV)
-  uint32_t vec = 1;     // Rows / Binned: 4 = the dense operand and the output read and written
-                        // as vec4 (f32, unit column stride, n and offsets multiples of 4)
+  uint32_t vec = 1;     // 4: the dense operand and the output read and written as vec4 (f32,
+                        // unit column stride, n, B's row stride and offsets multiples of 4)
   uint32_t items = 0;   // Merge: merge-path items (row ends + entries) per merge thread
   uint64_t groups = 0;  // Merge: workgroups (= boundaries - 1 of the partition pass)
 

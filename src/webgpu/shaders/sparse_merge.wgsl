@@ -12,6 +12,8 @@
 //      that row's output (one invocation per run and column), since WGSL has no f32 atomics.
 // carry (scratch, u32 words): [0, 2 (G + 1)) boundary coordinates, [2 (G + 1), 3 G + 2) the
 // carried row of each workgroup (NONE: nothing carried), then G * n carried partials (f32).
+// VEC = 4 (f32, B's rows and Y vec4-aligned, n % 4 == 0): a column lane takes four adjacent
+// columns as one vec4 (C counts vec4 lanes).
 #include "sparse_common"
 
 struct Params {
@@ -23,13 +25,33 @@ struct Params {
 @group(0) @binding(0) var<storage, read> indptr: array<u32>;
 @group(0) @binding(1) var<storage, read> indices: array<u32>;
 @group(0) @binding(2) var<storage, read> vals: array<u32>;
+#if VEC == 4
+@group(0) @binding(3) var<storage, read> b: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> carry: array<u32>;
+@group(0) @binding(5) var<storage, read_write> y: array<vec4<f32>>;
+@group(0) @binding(6) var<uniform> p: Params;
+alias ACC = vec4<f32>;
+fn bval(j: u32, c: u32) -> ACC { return b[(p.b_off + j * p.bs0) / 4u + c]; }
+fn put(r: u32, c: u32, v: ACC) { y[(p.y_off + r * p.n) / 4u + c] = v; }
+fn put_carry(w: u32, c: u32, v: ACC) {
+  for (var i = 0u; i < 4u; i++) { carry[3u * p.groups + 2u + w * p.n + 4u * c + i] = bitcast<u32>(v[i]); }
+}
+#else
 @group(0) @binding(3) var<storage, read> b: array<u32>;
 @group(0) @binding(4) var<storage, read_write> carry: array<u32>;
 @group(0) @binding(5) var<storage, read_write> y: array<atomic<u32>>;
 @group(0) @binding(6) var<uniform> p: Params;
-
 #include "sparse_store"
+alias ACC = f32;
+fn bval(j: u32, c: u32) -> ACC {
+  let e = p.b_off + j * p.bs0 + c * p.bs1;
+  return val_of(b[word_of(e)], e);
+}
+fn put(r: u32, c: u32, v: ACC) { store(p.y_off + r * p.n + c, v); }
+fn put_carry(w: u32, c: u32, v: ACC) { carry[3u * p.groups + 2u + w * p.n + c] = bitcast<u32>(v); }
+#endif
 
+const VEC: u32 = {{VEC}}u;
 const C: u32 = {{C}}u;  // column lanes per merge thread
 const E: u32 = {{E}}u;  // merge items per merge thread
 const M: u32 = 256u / C;
@@ -37,19 +59,14 @@ const D: u32 = M * E;   // merge items per workgroup
 const NONE: u32 = 0xffffffffu;
 
 fn row_end(r: u32) -> u32 { return indptr[IW * (p.ip_off + r + 1u)]; }
-fn bval(j: u32, c: u32) -> f32 {
-  let e = p.b_off + j * p.bs0 + c * p.bs1;
-  return val_of(b[word_of(e)], e);
-}
 fn aval(k: u32) -> f32 {
   let e = p.v_off + k;
   return val_of(vals[word_of(e)], e);
 }
-fn carry_val_at(w: u32, c: u32) -> u32 { return 3u * p.groups + 2u + w * p.n + c; }
 
 var<workgroup> s_end: array<u32, D + 1u>;  // ends of the workgroup's rows x0 .. x1
 var<workgroup> s_crow: array<u32, M>;       // row open at each merge thread's end
-var<workgroup> s_cval: array<f32, 256>;     // its partial sum, per column lane
+var<workgroup> s_cval: array<ACC, 256>;     // its partial sum, per column lane
 var<workgroup> s_x0: u32;
 var<workgroup> s_x1: u32;
 #if C == 1
@@ -95,14 +112,15 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
   }
   let xm = lo;
   let km = y0 + dm - lo;
-  for (var c0 = 0u; c0 < p.n; c0 += C) {  // uniform: the barriers below stay in uniform flow
+  let nc = p.n / VEC;
+  for (var c0 = 0u; c0 < nc; c0 += C) {  // uniform: the barriers below stay in uniform flow
     let c = c0 + lane;
-    let live = c < p.n;
+    let live = c < nc;
     var xl = xm;
     var k = km;
-    var acc = 0.0;
+    var acc = ACC(0.0);
     var first_row = NONE;
-    var first_val = 0.0;
+    var first_val = ACC(0.0);
     for (var it = dm; it < dn; it++) {
       if (k < s_end[xl]) {
 #if C == 1
@@ -116,9 +134,9 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
           first_row = x0 + xl;  // may continue a row of earlier threads: written after the walk
           first_val = acc;
         } else if (live) {
-          store(p.y_off + (x0 + xl) * p.n + c, acc);
+          put(x0 + xl, c, acc);
         }
-        acc = 0.0;
+        acc = ACC(0.0);
         xl++;
       }
     }
@@ -128,15 +146,15 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
     if (first_row != NONE && live) {
       var s = first_val;
       for (var j = m; j > 0u && s_crow[j - 1u] == first_row; j--) { s += s_cval[(j - 1u) * C + lane]; }
-      store(p.y_off + first_row * p.n + c, s);
+      put(first_row, c, s);
     }
     if (m == M - 1u) {
       // The row open at the workgroup's end: its partial sum here goes to the fix-up.
       let r = s_crow[M - 1u];
-      var s = 0.0;
+      var s = ACC(0.0);
       for (var j = M; j > 0u && s_crow[j - 1u] == r; j--) { s += s_cval[(j - 1u) * C + lane]; }
       if (lane == 0u && c0 == 0u) { carry[2u * (p.groups + 1u) + wi] = select(NONE, r, r < p.rows); }
-      if (live) { carry[carry_val_at(wi, c)] = bitcast<u32>(s); }
+      if (live) { put_carry(wi, c, s); }
     }
     workgroupBarrier();  // s_crow / s_cval are rewritten by the next column step
   }
