@@ -1,8 +1,9 @@
 // The sparse CSR kernels on WebGPU against the CPU reference: SpMV/SpMM under every
-// schedule (thread per row, lanes per row, binned) on generated matrices (empty, empty rows
-// with one dense row, diagonal, banded, uniform, R-MAT), f32/f16/bf16 values, i32/i64
-// indices, row-major/column-major/sliced dense operands, more dense columns than a
-// workgroup's column lanes; SDDMM, row sum/max, softmax, sparse + dense; NaN; fallback,
+// schedule (thread per row, lanes per row, binned, merge path) on generated matrices (empty,
+// empty rows with one dense row, diagonal, banded, uniform, R-MAT, a row longer than several
+// merge-path workgroups), f32/f16/bf16 values, i32/i64 indices, row-major/column-major/sliced
+// and vec4-aligned dense operands, more dense columns than a workgroup's column lanes; SDDMM,
+// row sum/max, softmax, sparse + dense (16-bit included); batches of matrices; NaN; fallback,
 // gpu-strict errors, pinning and the budget.
 #include <gtest/gtest.h>
 
