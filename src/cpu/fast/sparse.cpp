@@ -1,7 +1,8 @@
 // Fast CPU sparse kernels: threads over row ranges of equal stored-entry counts (so a
 // power-law matrix's few huge rows do not leave one thread with most of the work), f32/f64
 // values with contiguous index and value arrays (a batch member by member); anything else
-// runs the reference kernel.
+// runs the reference kernel. Kept over Eigen's sparse module, which bench_sparse_cpu measured
+// slower (docs/sparse.md).
 // Accumulation: SpMV/SDDMM/row reductions in double (they are memory bound), SpMM in the
 // value type along the dense row (vectorizable).
 #include <algorithm>

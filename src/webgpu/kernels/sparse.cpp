@@ -1,15 +1,15 @@
 // WebGPU launchers of the sparse CSR ops (contracts: src/sparse/sparse_ops.cpp): SpMM/SpMV
 // with the schedule the front-end chose from the matrix's row statistics, SDDMM, the
 // per-row reductions and softmax, and sparse + dense. Index arrays are i32 or i64 (the low
-// word is read; every index and nnz fit in 31 bits, which check_sizes() makes sure of);
+// word is read; every index and nnz fit in 31 bits, which the checks make sure of);
 // values f32, f16 or bf16 (packed), accumulated in f32. A batch of matrices sharing the
 // pattern runs member by member.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "webgpu/context.hpp"
 #include "sparse/sparse_batch.hpp"
+#include "webgpu/context.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
 #include "wgt/sparse.hpp"
 
