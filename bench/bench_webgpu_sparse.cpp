@@ -5,7 +5,9 @@
 // bench/torch_sparse.py runs torch.sparse_csr_tensor mv/mm (cuSPARSE) on the same matrices,
 // written by --dump DIR.
 //   bench_webgpu_sparse [--matrix laplacian,uniform,rmat (default: all)] [--small]
-//                       [--schedule auto|thread|group|binned] [--n 64] [--dump DIR]
+//                       [--schedule auto|thread|group|binned|merge] [--n 64] [--dump DIR]
+//                       [--no-vec4]  (B as columns 1..n of a [cols, n + 1] tensor: the
+//                                     scalar column lanes instead of vec4, for comparison)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -77,7 +79,7 @@ void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n,
 
 int main(int argc, char** argv) {
   std::string only = "laplacian,uniform,rmat", sched = "auto", dump_dir;
-  bool small = false;
+  bool small = false, no_vec4 = false;
   int64_t n = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -90,12 +92,14 @@ int main(int argc, char** argv) {
     else if (a == "--n") n = std::stoll(next());
     else if (a == "--dump") dump_dir = next();
     else if (a == "--small") small = true;
+    else if (a == "--no-vec4") no_vec4 = true;
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
   if (sched == "thread") force_sparse_schedule(SparseSchedule::ThreadPerRow);
   else if (sched == "group") force_sparse_schedule(SparseSchedule::GroupPerRow);
   else if (sched == "binned") force_sparse_schedule(SparseSchedule::Binned);
-  else if (sched != "auto") { std::fprintf(stderr, "--schedule: auto, thread, group or binned\n"); return 2; }
+  else if (sched == "merge") force_sparse_schedule(SparseSchedule::MergePath);
+  else if (sched != "auto") { std::fprintf(stderr, "--schedule: auto, thread, group, binned or merge\n"); return 2; }
   std::string why;
   if (dump_dir.empty() && !webgpu_available(&why)) {
     std::fprintf(stderr, "WebGPU unavailable: %s\n", why.c_str());
@@ -120,8 +124,9 @@ int main(int argc, char** argv) {
     const CsrTensor a = host.to(gpu);
     a.pin();
     const Tensor x = on_cpu([&] { return rand_uniform({host.cols()}, 1, -1, 1); });
-    const Tensor b = on_cpu([&] { return rand_uniform({host.cols(), n}, 2, -1, 1); });
-    const Tensor xg = x.to(gpu), bg = b.to(gpu);
+    const Tensor b_full = on_cpu([&] { return rand_uniform({host.cols(), no_vec4 ? n + 1 : n}, 2, -1, 1); });
+    const Tensor b = no_vec4 ? b_full.slice(1, 1, n + 1) : b_full;
+    const Tensor xg = x.to(gpu), bg = no_vec4 ? b_full.to(gpu).slice(1, 1, n + 1) : b_full.to(gpu);
     Tensor y;
     bench::Timing t = bench::time_calls([&] { y = spmv(a, xg); });
     if (verify(y, on_cpu([&] { return spmv(host, x); }), "spmv")) report("spmv", name, host, 1, t); else ++failures;

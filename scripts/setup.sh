@@ -21,7 +21,7 @@ DAWN_SO_SHA256="3190c3777f2c07fcf6a0640833cbf5d0cde859dc53aed6d9083946d093198788
 
 need_pkgs=(build-essential g++ cmake ninja-build pkg-config git ca-certificates
            googletest libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-           libpcre2-dev libfftw3-dev npm python3
+           libpcre2-dev libfftw3-dev libeigen3-dev npm python3
            pybind11-dev python3-dev python3-numpy python3-pytest libdlpack-dev)
 stamp="/var/lib/wgtensor-setup.stamp.v1"
 

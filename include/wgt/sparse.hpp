@@ -34,8 +34,11 @@ struct CsrOptions {
 enum class SparseSchedule : uint8_t {
   ThreadPerRow,     // short, uniform rows: one thread walks a whole row
   GroupPerRow,      // longer uniform rows: `lanes` threads split a row, then reduce
-  Binned,           // skewed (power-law) rows: rows binned by length, one dispatch per bin
-                    // with the lanes that bin needs (a workgroup per huge row)
+  Binned,           // skewed rows: rows binned by length, one dispatch per bin with the
+                    // lanes that bin needs (a workgroup per huge row)
+  MergePath,        // skewed (power-law) rows: every workgroup takes an equal share of the
+                    // merged list of row ends and entries, rows crossing workgroups are
+                    // finished by a fix-up pass
 };
 const char* sparse_schedule_name(SparseSchedule s);
 
@@ -56,8 +59,10 @@ class CsrTensor {
  public:
   CsrTensor() = default;  // undefined
 
-  // From the three arrays (any device, each 1-D): indptr [rows + 1] and indices [nnz] i32 or
-  // i64 (one width for both), values [nnz] f32, f16, bf16 or f64. Validates (typed errors):
+  // From the three arrays (any device): indptr [rows + 1] and indices [nnz] i32 or i64 (one
+  // width for both), values [nnz] f32, f16, bf16 or f64, or [batch, nnz] for a batch of
+  // matrices sharing the pattern (batch >= 1; every op then runs on each member and returns
+  // a leading batch dimension). Validates (typed errors):
   // indptr[0] == 0, indptr monotone, indptr[rows] == nnz, 0 <= indices < cols, the duplicate
   // and sortedness options. Device arrays are read back once for the check.
   static CsrTensor from_parts(const Tensor& indptr, const Tensor& indices, const Tensor& values,
@@ -73,7 +78,13 @@ class CsrTensor {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   Shape shape() const { return {rows_, cols_}; }
-  int64_t nnz() const { return values_.defined() ? values_.numel() : 0; }
+  int64_t nnz() const { return values_.defined() ? values_.size(-1) : 0; }
+  // Members of a batch sharing the pattern (values [batch, nnz]); 0 for a single matrix.
+  int64_t batch() const { return values_.defined() && values_.dim() == 2 ? values_.size(0) : 0; }
+  bool batched() const { return batch() > 0; }
+  // Member b of a batch as a single matrix (its values a view of row b); OutOfRange past the
+  // batch, InvalidArgument for a single matrix.
+  CsrTensor member(int64_t b) const;
   DType dtype() const { return values_.dtype(); }
   DType index_dtype() const { return indptr_.dtype(); }
   Device device() const { return values_.device(); }
@@ -87,11 +98,13 @@ class CsrTensor {
   const Tensor& bin_rows() const { return bin_rows_; }
   std::string str() const;
 
-  // The same pattern with other values (same count, any float dtype, the matrix's device).
+  // The same pattern with other values ([nnz] or [batch, nnz], any float dtype, the matrix's
+  // device): a single matrix or a batch.
   CsrTensor with_values(const Tensor& values) const;
   // Moves the arrays (and the cached bin lists) through Tensor::to.
   CsrTensor to(Device device) const;
   CsrTensor cpu() const { return to(Device::cpu()); }
+  // [rows, cols], or [batch, rows, cols] for a batch.
   Tensor to_dense() const;
   // The transpose as a CSR matrix (= this matrix in CSC form): sorted, on this device.
   CsrTensor transpose() const;
@@ -116,11 +129,20 @@ struct SparsePlan {
   int64_t lanes = 1;
 };
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n);
+// The choice itself, a pure function of the row statistics, the dense column count, whether
+// the matrix has its Binned row lists, and a forced schedule (Binned without the lists
+// becomes GroupPerRow). choose_schedule(a, n) is this with a's statistics and the schedule
+// force_sparse_schedule set.
+SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced = {});
 // Forces a schedule for every later sparse op of the process (nullopt: back to the choice by
 // statistics): for tests and benchmarks that compare schedules on one matrix.
 void force_sparse_schedule(std::optional<SparseSchedule> s);
 
 // ---- ops ----
+// On a batch (values [batch, nnz]) every op runs on each member: the dense operands and the
+// results take a leading batch dimension (x [batch, cols] -> [batch, rows], B [batch, cols, n]
+// -> [batch, rows, n], row reductions [batch, rows], sddmm x [batch, rows, k] and y
+// [batch, k, cols] -> a batch, add with dense [batch, rows, cols]).
 // y = A x. x: [cols] (any strides) of A's dtype; y: [rows]. Accumulates in f32 (f64 for f64).
 Tensor spmv(const CsrTensor& a, const Tensor& x);
 // Y = A B. B: [cols, n] of A's dtype, any strides (row-major, column-major = a transposed

@@ -16,6 +16,7 @@ const char* sparse_schedule_name(SparseSchedule s) {
     case SparseSchedule::ThreadPerRow: return "thread-per-row";
     case SparseSchedule::GroupPerRow: return "group-per-row";
     case SparseSchedule::Binned: return "binned";
+    case SparseSchedule::MergePath: return "merge-path";
   }
   return "?";
 }
@@ -114,7 +115,11 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
   const char* op = "CsrTensor";
   require_1d(indptr, "indptr", op);
   require_1d(indices, "indices", op);
-  require_1d(values, "values", op);
+  if (!values.defined()) throw_error(ErrorKind::InvalidArgument, op, "values is an undefined tensor");
+  if (values.dim() != 1 && values.dim() != 2)
+    throw_error(ErrorKind::RankMismatch, op, "values must be [nnz] or [batch, nnz], got " + values.str());
+  if (values.dim() == 2 && values.size(0) == 0)
+    throw_error(ErrorKind::InvalidArgument, op, "a batch of CSR matrices needs at least one member");
   if (shape.size() != 2)
     throw_error(ErrorKind::RankMismatch, op, "shape must be [rows, cols], got " + shape_str(shape));
   if (shape[0] < 0 || shape[1] < 0) throw_error(ErrorKind::InvalidArgument, op, "negative dim in " + shape_str(shape));
@@ -134,12 +139,13 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
     throw_error(ErrorKind::ShapeMismatch, op,
                 "indptr has " + std::to_string(indptr.numel()) + " entries; " + std::to_string(rows) + " rows need " +
                     std::to_string(rows + 1));
-  if (indices.numel() != values.numel())
+  if (indices.numel() != values.size(-1))
     throw_error(ErrorKind::ShapeMismatch, op,
-                "indices has " + std::to_string(indices.numel()) + " entries, values " + std::to_string(values.numel()));
-  if (indptr.dtype() == DType::I32 && (values.numel() > INT32_MAX || cols > INT32_MAX))
+                "indices has " + std::to_string(indices.numel()) + " entries, values " + std::to_string(values.size(-1)) +
+                    " per matrix");
+  if (indptr.dtype() == DType::I32 && (indices.numel() > INT32_MAX || cols > INT32_MAX))
     throw_error(ErrorKind::InvalidArgument, op, "nnz or cols exceed the i32 index range; use i64 indices");
-  const int64_t nnz = values.numel();
+  const int64_t nnz = indices.numel();
   const std::vector<int64_t> ip = host_ints(indptr);
   if (ip[0] != 0) throw_error(ErrorKind::InvalidArgument, op, "indptr[0] is " + std::to_string(ip[0]) + ", must be 0");
   for (int64_t r = 0; r < rows; ++r)
@@ -185,15 +191,31 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
 
 std::string CsrTensor::str() const {
   if (!defined()) return "CsrTensor(undefined)";
-  return std::string("CsrTensor(") + dtype_name(dtype()) + "/" + dtype_name(index_dtype()) + ", " + shape_str(shape()) +
-         ", nnz " + std::to_string(nnz()) + ", " + device().str() + ")";
+  return std::string("CsrTensor(") + dtype_name(dtype()) + "/" + dtype_name(index_dtype()) + ", " +
+         (batched() ? "batch " + std::to_string(batch()) + " x " : std::string()) + shape_str(shape()) + ", nnz " +
+         std::to_string(nnz()) + ", " + device().str() + ")";
+}
+
+CsrTensor CsrTensor::member(int64_t b) const {
+  if (!batched()) throw_error(ErrorKind::InvalidArgument, "CsrTensor::member", str() + " is a single matrix, not a batch");
+  if (b < 0 || b >= batch())
+    throw_error(ErrorKind::OutOfRange, "CsrTensor::member",
+                "member " + std::to_string(b) + " of a batch of " + std::to_string(batch()));
+  CsrTensor c = *this;
+  c.values_ = values_.select(0, b);
+  return c;
 }
 
 CsrTensor CsrTensor::with_values(const Tensor& values) const {
-  require_1d(values, "values", "CsrTensor::with_values");
-  if (values.numel() != nnz())
+  const char* op = "CsrTensor::with_values";
+  if (!values.defined()) throw_error(ErrorKind::InvalidArgument, op, "values is an undefined tensor");
+  if (values.dim() != 1 && values.dim() != 2)
+    throw_error(ErrorKind::RankMismatch, op, "values must be [nnz] or [batch, nnz], got " + values.str());
+  if (values.dim() == 2 && values.size(0) == 0)
+    throw_error(ErrorKind::InvalidArgument, op, "a batch of CSR matrices needs at least one member");
+  if (values.size(-1) != nnz())
     throw_error(ErrorKind::ShapeMismatch, "CsrTensor::with_values",
-                "needs " + std::to_string(nnz()) + " values, got " + std::to_string(values.numel()));
+                "needs " + std::to_string(nnz()) + " values per matrix, got " + std::to_string(values.size(-1)));
   if (!is_floating(values.dtype()))
     throw_error(ErrorKind::DTypeMismatch, "CsrTensor::with_values", std::string("values must be floating, got ") + dtype_name(values.dtype()));
   if (values.device() != device())
@@ -226,7 +248,12 @@ void CsrTensor::unpin() const {
 void force_sparse_schedule(std::optional<SparseSchedule> s) { g_forced.store(s ? static_cast<int>(*s) : -1); }
 
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n) {
-  const CsrRowStats& s = a.stats();
+  const int forced = g_forced.load();
+  return choose_schedule(a.stats(), n, a.bin_rows().defined(),
+                         forced >= 0 ? std::optional(static_cast<SparseSchedule>(forced)) : std::nullopt);
+}
+
+SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced) {
   auto lanes_for = [&](double len) {
     // Enough lanes that each walks a few entries, at most a workgroup's share per row.
     int64_t l = 2;
@@ -234,18 +261,19 @@ SparsePlan choose_schedule(const CsrTensor& a, int64_t n) {
     return l;
   };
   SparsePlan p;
-  const int forced = g_forced.load();
-  if (forced >= 0) {
-    p.schedule = static_cast<SparseSchedule>(forced);
-    if (p.schedule == SparseSchedule::Binned && !a.bin_rows().defined()) p.schedule = SparseSchedule::GroupPerRow;
+  if (forced) {
+    p.schedule = *forced;
+    if (p.schedule == SparseSchedule::Binned && !has_bins) p.schedule = SparseSchedule::GroupPerRow;
     p.lanes = lanes_for(std::max(s.mean_len, 8.0));
     return p;
   }
   // Skewed: a few rows far longer than the typical one would leave a thread-per-row or
-  // fixed-lanes kernel waiting on them (the tail), so rows are binned by length.
+  // fixed-lanes kernel waiting on them (the tail). The merge path splits the work evenly
+  // whatever the row lengths, with coalesced reads of indptr and the output (the binned
+  // schedule reaches rows through its row lists).
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
-  if (skewed && a.bin_rows().defined()) {
-    p.schedule = SparseSchedule::Binned;
+  if (skewed) {
+    p.schedule = SparseSchedule::MergePath;
   } else if (s.mean_len <= 6 || n >= 32) {
     // SpMM with many dense columns already has a thread per output column.
     p.schedule = s.max_len > 256 ? SparseSchedule::GroupPerRow : SparseSchedule::ThreadPerRow;

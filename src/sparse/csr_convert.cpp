@@ -3,6 +3,7 @@
 // not arithmetic kernels) and return a matrix on the input's device; values move as raw
 // element bits except where duplicates are summed (in double, rounded once).
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -55,6 +56,20 @@ std::vector<uint8_t> permute_bytes(const std::vector<uint8_t>& src, const std::v
   std::vector<uint8_t> out(perm.size() * es);
   for (size_t k = 0; k < perm.size(); ++k) std::memcpy(&out[k * es], &src[static_cast<size_t>(perm[k]) * es], es);
   return out;
+}
+
+// A conversion of a batch: `f` on every member (which all give one pattern, the pattern being
+// shared), the members' new values stacked as [batch, nnz].
+CsrTensor per_member(const CsrTensor& a, const std::function<CsrTensor(const CsrTensor&)>& f) {
+  CsrTensor first;
+  std::vector<uint8_t> bytes;
+  for (int64_t b = 0; b < a.batch(); ++b) {
+    const CsrTensor c = f(a.member(b));
+    if (b == 0) first = c;
+    const std::vector<uint8_t> hb = host_bytes(c.values());
+    bytes.insert(bytes.end(), hb.begin(), hb.end());
+  }
+  return first.with_values(Tensor::from_host(bytes.data(), bytes.size(), {a.batch(), first.nnz()}, a.dtype(), a.device()));
 }
 
 }  // namespace
@@ -136,6 +151,14 @@ CsrTensor CsrTensor::from_coo(const Tensor& rows_t, const Tensor& cols_t, const 
 
 Tensor CsrTensor::to_dense() const {
   if (!defined()) throw_error(ErrorKind::InvalidArgument, "CsrTensor::to_dense", "undefined CSR tensor");
+  if (batched()) {
+    std::vector<uint8_t> bytes;
+    for (int64_t b = 0; b < batch(); ++b) {
+      const std::vector<uint8_t> hb = host_bytes(member(b).to_dense());
+      bytes.insert(bytes.end(), hb.begin(), hb.end());
+    }
+    return Tensor::from_host(bytes.data(), bytes.size(), {batch(), rows_, cols_}, dtype(), device());
+  }
   const std::vector<int64_t> ip = host_ints(indptr_), ix = host_ints(indices_);
   const std::vector<uint8_t> vb = host_bytes(values_);
   // Duplicates are summed in double and rounded once, like from_coo.
@@ -148,6 +171,7 @@ Tensor CsrTensor::to_dense() const {
 }
 
 CsrTensor CsrTensor::transpose() const {
+  if (batched()) return per_member(*this, [](const CsrTensor& m) { return m.transpose(); });
   if (!defined()) throw_error(ErrorKind::InvalidArgument, "CsrTensor::transpose", "undefined CSR tensor");
   const std::vector<int64_t> ip = host_ints(indptr_), ix = host_ints(indices_);
   // Counting sort by column; walking rows in order leaves each output row sorted by its
@@ -171,6 +195,7 @@ CsrTensor CsrTensor::transpose() const {
 }
 
 CsrTensor CsrTensor::coalesce() const {
+  if (batched()) return per_member(*this, [](const CsrTensor& m) { return m.coalesce(); });
   if (!defined()) throw_error(ErrorKind::InvalidArgument, "CsrTensor::coalesce", "undefined CSR tensor");
   if (sorted_ && !dups_) return *this;
   const std::vector<int64_t> ip = host_ints(indptr_);
@@ -184,6 +209,7 @@ CsrTensor index_select_rows(const CsrTensor& a, const Tensor& rows) {
   if (!a.defined() || !rows.defined()) throw_error(ErrorKind::InvalidArgument, op, "undefined input");
   if (rows.dim() != 1) throw_error(ErrorKind::RankMismatch, op, "rows must be 1-D, got " + rows.str());
   require_index_dtype(rows.dtype(), op);
+  if (a.batched()) return per_member(a, [&](const CsrTensor& m) { return index_select_rows(m, rows); });
   const std::vector<int64_t> sel = host_ints(rows), ip = host_ints(a.indptr()), ix = host_ints(a.indices());
   std::vector<int64_t> nip(sel.size() + 1, 0), nix, perm;
   for (size_t i = 0; i < sel.size(); ++i) {

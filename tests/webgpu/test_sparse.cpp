@@ -1,8 +1,9 @@
 // The sparse CSR kernels on WebGPU against the CPU reference: SpMV/SpMM under every
-// schedule (thread per row, lanes per row, binned) on generated matrices (empty, empty rows
-// with one dense row, diagonal, banded, uniform, R-MAT), f32/f16/bf16 values, i32/i64
-// indices, row-major/column-major/sliced dense operands, more dense columns than a
-// workgroup's column lanes; SDDMM, row sum/max, softmax, sparse + dense; NaN; fallback,
+// schedule (thread per row, lanes per row, binned, merge path) on generated matrices (empty,
+// empty rows with one dense row, diagonal, banded, uniform, R-MAT, a row longer than several
+// merge-path workgroups), f32/f16/bf16 values, i32/i64 indices, row-major/column-major/sliced
+// and vec4-aligned dense operands, more dense columns than a workgroup's column lanes; SDDMM,
+// row sum/max, softmax, sparse + dense (16-bit included); batches of matrices; NaN; fallback,
 // gpu-strict errors, pinning and the budget.
 #include <gtest/gtest.h>
 
@@ -62,7 +63,9 @@ class WebGpuSparse : public wgt::testing::WebGpuTest {
             {"diagonal", diagonal(45, 2)},
             {"banded", banded(53, 4, 3)},
             {"uniform", uniform(70, 90, 11, 4)},
-            {"rmat", rmat(9, 6, 5)}};
+            {"rmat", rmat(9, 6, 5)},
+            // A row of 5000 entries: the merge path splits it over several workgroups (fix-up).
+            {"long-row", mixed(9, 5000, 2, 0.3, 4, 7)}};
   }
   static double tol_of(DType dt, int64_t max_len) {
     const double t = dt == DType::F32 ? 1e-5 : dt == DType::F16 ? 4e-3 : 3e-2;
@@ -93,7 +96,8 @@ TEST_F(WebGpuSparse, SpmvSpmmDtypes) {
 
 TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
   for (const auto& [name, m] : matrices())
-    for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned}) {
+    for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned,
+                              SparseSchedule::MergePath}) {
       const std::string what = std::string(name) + " " + sparse_schedule_name(sc);
       force_sparse_schedule(sc);
       use_cpu_reference();
@@ -103,6 +107,9 @@ TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
       check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, DType::F32, d)); });
       check(what + " spmm row-major", tol,
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 5}, 2, DType::F32, d)); });
+      // 8 columns of a 12-column operand from column 4: the vec4 loads of the row kernels.
+      check(what + " spmm vec4", tol,
+            [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 12}, 5, DType::F32, d).slice(1, 4, 12)); });
       check(what + " spmm sliced", tol,
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 9}, 4, DType::F32, d).slice(1, 1, 9, 3)); });
     }
@@ -121,9 +128,57 @@ TEST_F(WebGpuSparse, RowOpsSddmmAdd) {
         check(what + " sddmm", tol_of(dt, 7), [&](Device d) {
           return sddmm(a.to(d), dense_input({a.rows(), 7}, 5, dt, d), dense_input({a.cols(), 7}, 6, dt, d).t()).values();
         });
-        if (dt == DType::F32)
-          check(what + " add", 1e-6, [&](Device d) { return add(dense_input({a.rows(), a.cols()}, 7, dt, d), a.to(d)); });
+        // 16-bit rows of odd length (diagonal, banded) share a word with the next row.
+        check(what + " add", dt == DType::F32 ? 1e-6 : tol_of(dt, 1),
+              [&](Device d) { return add(dense_input({a.rows(), a.cols()}, 7, dt, d), a.to(d)); });
       }
+}
+
+// A batch of matrices sharing one pattern (values [batch, nnz]): every op member by member,
+// under the chosen schedule and the merge path, against the reference.
+TEST_F(WebGpuSparse, Batches) {
+  using namespace sparse_gen;
+  const std::pair<const char*, HostCsr> mats[] = {{"empty-rows+dense-row", mixed(31, 140, 3, 0.5, 9, 1)},
+                                                  {"long-row", mixed(9, 3000, 2, 0.3, 4, 7)},
+                                                  {"uniform", uniform(40, 50, 6, 4)}};
+  for (const auto& [name, h] : mats)
+    for (const auto& [idx, dt] : kMixes)
+      for (bool merge : {false, true}) {
+        const std::string what = std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt) + (merge ? " merge" : "");
+        if (merge) force_sparse_schedule(SparseSchedule::MergePath); else force_sparse_schedule(std::nullopt);
+        use_cpu_reference();
+        const CsrTensor one = to_csr(h, idx, dt);
+        const CsrTensor a = one.with_values(cast(rand_uniform({3, one.nnz()}, 17, -1, 1), dt));
+        const int64_t r = a.rows(), c = a.cols();
+        const double tol = tol_of(dt, a.stats().max_len);
+        check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({3, c}, 1, dt, d)); });
+        check(what + " spmm", tol,
+              [&](Device d) { return spmm(a.to(d), dense_input({3, c, 10}, 2, dt, d).slice(2, 1, 10, 2)); });
+        if (merge) continue;
+        check(what + " sddmm", tol_of(dt, 4), [&](Device d) {
+          return sddmm(a.to(d), dense_input({3, r, 4}, 3, dt, d), dense_input({3, c, 4}, 4, dt, d).transpose(1, 2)).values();
+        });
+        check(what + " add", dt == DType::F32 ? 1e-6 : tol_of(dt, 1),
+              [&](Device d) { return add(dense_input({3, r, c}, 5, dt, d), a.to(d)); });
+        check(what + " row sum", tol, [&](Device d) { return sparse_row_sum(a.to(d)); });
+        check(what + " row max", 0, [&](Device d) { return sparse_row_max(a.to(d)); });
+        check(what + " softmax", tol, [&](Device d) { return sparse_softmax(a.to(d)).values(); });
+      }
+}
+
+// Sparse + dense in 16-bit with duplicate entries (added one after the other) over rows of
+// three columns, so most output words hold elements of two rows.
+TEST_F(WebGpuSparse, AddDense16BitDuplicates) {
+  for (DType dt : {DType::F16, DType::BF16}) {
+    use_cpu_reference();
+    CsrOptions allow;
+    allow.duplicates = Duplicates::Allow;
+    const CsrTensor a = CsrTensor::from_parts(
+        Tensor::from_vector<int64_t>({0, 3, 3, 5, 7, 8}, {6}), Tensor::from_vector<int64_t>({2, 0, 2, 1, 1, 0, 2, 2}, {8}),
+        cast(Tensor::from_vector<float>({0.5f, -1.25f, 0.75f, 2, 0.125f, 3, -0.5f, 1}, {8}), dt), {5, 3}, allow);
+    check(std::string("add ") + dtype_name(dt), tol_of(dt, 2),
+          [&](Device d) { return add(dense_input({5, 3}, 8, dt, d), a.to(d)); });
+  }
 }
 
 TEST_F(WebGpuSparse, NaNAndInf) {

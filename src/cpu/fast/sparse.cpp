@@ -1,6 +1,8 @@
 // Fast CPU sparse kernels: threads over row ranges of equal stored-entry counts (so a
 // power-law matrix's few huge rows do not leave one thread with most of the work), f32/f64
-// values with contiguous index and value arrays; anything else runs the reference kernel.
+// values with contiguous index and value arrays (a batch member by member); anything else
+// runs the reference kernel. Kept over Eigen's sparse module, which bench_sparse_cpu measured
+// slower (docs/sparse.md).
 // Accumulation: SpMV/SDDMM/row reductions in double (they are memory bound), SpMM in the
 // value type along the dense row (vectorizable).
 #include <algorithm>
@@ -9,6 +11,7 @@
 
 #include "cpu/fast/kernels.hpp"
 #include "cpu/fast/parallel.hpp"
+#include "sparse/sparse_batch.hpp"
 
 namespace wgt::cpu_fast {
 
@@ -151,15 +154,33 @@ template <typename I, typename V> struct SddmmK { static void run(OpCall& c) { s
 template <typename I, typename V> struct RowK { static void run(OpCall& c, bool m) { row_reduce_typed<I, V>(c, m); } };
 template <typename I, typename V> struct SoftK { static void run(OpCall& c) { softmax_typed<I, V>(c); } };
 
-}  // namespace
-
-bool try_spmm(OpCall& call) {
-  return plain(call.inputs[2]) && dispatch<SpmmK>(call, call.inputs[2].dtype());
-}
-bool try_sddmm(OpCall& call) { return dispatch<SddmmK>(call, call.inputs[2].dtype()); }
-bool try_sp_row_reduce(OpCall& call) {
+bool spmm_one(OpCall& call) { return plain(call.inputs[2]) && dispatch<SpmmK>(call, call.inputs[2].dtype()); }
+bool sddmm_one(OpCall& call) { return dispatch<SddmmK>(call, call.inputs[2].dtype()); }
+bool row_reduce_one(OpCall& call) {
   return plain(call.inputs[1]) && dispatch<RowK>(call, call.inputs[1].dtype(), call.attrs.reduce == ReduceOp::Max);
 }
-bool try_sp_softmax(OpCall& call) { return plain(call.inputs[1]) && dispatch<SoftK>(call, call.inputs[1].dtype()); }
+bool softmax_one(OpCall& call) { return plain(call.inputs[1]) && dispatch<SoftK>(call, call.inputs[1].dtype()); }
+
+// A batch member by member. The members' views have the layout of member 0, so the kernel
+// takes all of them or none (then the reference runs the whole call).
+bool each_member(OpCall& call, bool (*one)(OpCall&)) {
+  const int64_t n = sparse_detail::call_batch(call);
+  if (n == 0) return one(call);
+  for (int64_t b = 0; b < n; ++b) {
+    OpCall m = sparse_detail::call_member(call, b);
+    if (!one(m)) {
+      if (b == 0) return false;
+      throw_error(ErrorKind::RuntimeState, call.name, "batch members of one layout took different CPU kernels");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool try_spmm(OpCall& call) { return each_member(call, spmm_one); }
+bool try_sddmm(OpCall& call) { return each_member(call, sddmm_one); }
+bool try_sp_row_reduce(OpCall& call) { return each_member(call, row_reduce_one); }
+bool try_sp_softmax(OpCall& call) { return each_member(call, softmax_one); }
 
 }  // namespace wgt::cpu_fast

@@ -1,10 +1,12 @@
 // Reference sparse kernels (the oracle): row by row in double, every operand read through
-// its strides. Contracts of the calls: src/sparse/sparse_ops.cpp.
+// its strides; outputs are contiguous from their offset (a batch member's view); a batch of
+// matrices member by member. Contracts of the calls: src/sparse/sparse_ops.cpp.
 #include <algorithm>
 #include <cmath>
 
 #include "cpu/reference/families.hpp"
 #include "cpu/reference/ref_common.hpp"
+#include "sparse/sparse_batch.hpp"
 
 namespace wgt::cpu_ref {
 
@@ -21,6 +23,7 @@ int64_t rows_of(const OpCall& call) { return call.inputs[0].numel() - 1; }
 }  // namespace
 
 void run_spmm(OpCall& call) {
+  if (sparse_detail::for_each_member(call, run_spmm)) return;
   const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &v = call.inputs[2], &b = call.inputs[3];
   Tensor& out = call.outputs[0];
   const bool vec = b.dim() == 1;
@@ -34,11 +37,12 @@ void run_spmm(OpCall& call) {
       const double a = real_at(v, k);
       for (int64_t j = 0; j < n; ++j) acc[j] += a * (vec ? real_at(b, c) : real_at(b, c, j));
     }
-    for (int64_t j = 0; j < n; ++j) store_real(ob, out.dtype(), r * n + j, acc[j]);
+    for (int64_t j = 0; j < n; ++j) store_real(ob, out.dtype(), out.offset() + r * n + j, acc[j]);
   }
 }
 
 void run_sddmm(OpCall& call) {
+  if (sparse_detail::for_each_member(call, run_sddmm)) return;
   const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &x = call.inputs[2], &y = call.inputs[3];
   Tensor& out = call.outputs[0];
   const int64_t kdim = x.size(1), rows = rows_of(call);
@@ -48,11 +52,12 @@ void run_sddmm(OpCall& call) {
       const int64_t c = int_at(ix, k);
       double s = 0;
       for (int64_t t = 0; t < kdim; ++t) s += real_at(x, r, t) * real_at(y, t, c);
-      store_real(ob, out.dtype(), k, s);
+      store_real(ob, out.dtype(), out.offset() + k, s);
     }
 }
 
 void run_sp_add_dense(OpCall& call) {
+  if (sparse_detail::for_each_member(call, run_sp_add_dense)) return;
   const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &v = call.inputs[2], &d = call.inputs[3];
   Tensor& out = call.outputs[0];
   const int64_t rows = rows_of(call), cols = d.size(1);
@@ -61,11 +66,12 @@ void run_sp_add_dense(OpCall& call) {
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) row[c] = real_at(d, r, c);
     for (int64_t k = int_at(ip, r); k < int_at(ip, r + 1); ++k) row[int_at(ix, k)] += real_at(v, k);
-    for (int64_t c = 0; c < cols; ++c) store_real(ob, out.dtype(), r * cols + c, row[c]);
+    for (int64_t c = 0; c < cols; ++c) store_real(ob, out.dtype(), out.offset() + r * cols + c, row[c]);
   }
 }
 
 void run_sp_row_reduce(OpCall& call) {
+  if (sparse_detail::for_each_member(call, run_sp_row_reduce)) return;
   const Tensor &ip = call.inputs[0], &v = call.inputs[1];
   Tensor& out = call.outputs[0];
   const bool is_max = call.attrs.reduce == ReduceOp::Max;
@@ -76,11 +82,12 @@ void run_sp_row_reduce(OpCall& call) {
       const double e = real_at(v, k);
       acc = is_max ? (std::isnan(e) || std::isnan(acc) ? NAN : std::max(acc, e)) : acc + e;
     }
-    store_real(ob, out.dtype(), r, acc);
+    store_real(ob, out.dtype(), out.offset() + r, acc);
   }
 }
 
 void run_sp_softmax(OpCall& call) {
+  if (sparse_detail::for_each_member(call, run_sp_softmax)) return;
   const Tensor &ip = call.inputs[0], &v = call.inputs[1];
   Tensor& out = call.outputs[0];
   uint8_t* ob = mut_base_of(out);
@@ -96,7 +103,7 @@ void run_sp_softmax(OpCall& call) {
     if (std::isinf(mx) && mx < 0) mx = 0;
     double s = 0;
     for (int64_t k = k0; k < k1; ++k) s += std::exp(real_at(v, k) - mx);
-    for (int64_t k = k0; k < k1; ++k) store_real(ob, out.dtype(), k, std::exp(real_at(v, k) - mx) / s);
+    for (int64_t k = k0; k < k1; ++k) store_real(ob, out.dtype(), out.offset() + k, std::exp(real_at(v, k) - mx) / s);
   }
 }
 

@@ -1,13 +1,16 @@
 // WebGPU launchers of the sparse CSR ops (contracts: src/sparse/sparse_ops.cpp): SpMM/SpMV
 // with the schedule the front-end chose from the matrix's row statistics, SDDMM, the
 // per-row reductions and softmax, and sparse + dense. Index arrays are i32 or i64 (the low
-// word is read; every index and nnz fit in 31 bits, which check_sizes() makes sure of);
-// values f32, f16 or bf16 (packed), accumulated in f32.
+// word is read; every index and nnz fit in 31 bits, which the checks make sure of);
+// values f32, f16 or bf16 (packed), accumulated in f32. A batch of matrices sharing the
+// pattern runs member by member.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
+#include "sparse/sparse_batch.hpp"
 #include "webgpu/context.hpp"
+#include "webgpu/plans/sparse_plan.hpp"
 #include "wgt/sparse.hpp"
 
 namespace wgt::webgpu {
@@ -78,26 +81,46 @@ struct SpmmParams {
   uint32_t ip_off, ix_off, v_off, b_off;
   uint32_t bs0, bs1, pad0, pad1;
 };
+static_assert(sizeof(SpmmParams) == 48, "mirrors Params of sparse_spmm.wgsl");
+
+struct MergeParams {
+  uint32_t rows, nnz, n, y_off;
+  uint32_t ip_off, ix_off, v_off, b_off;
+  uint32_t bs0, bs1, groups, pad0;
+};
+static_assert(sizeof(MergeParams) == 48, "mirrors Params of sparse_merge*.wgsl");
 
 Support check_spmm(const Context&, const OpCall& call) {
-  if (call.inputs.size() != 5) return Support::no("expects {indptr, indices, values, B, bin_rows}");
-  const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &v = call.inputs[2], &b = call.inputs[3];
-  if (Support s = check_csr(ip, &ix); !s.ok) return s;
-  if (Support s = check_value(v, "values"); !s.ok) return s;
-  if (Support s = check_value(b, "dense operand"); !s.ok) return s;
-  if (b.dtype() != v.dtype()) return Support::no("values and dense operand differ in dtype");
-  if (call.attrs.sp_cols >= kU31) return Support::no("2^31 or more columns");
-  const int64_t n = b.dim() == 1 ? 1 : b.size(1);
-  if ((ip.numel() - 1) * n >= kU31) return Support::no("output of 2^31 or more elements");
-  return Support::yes();
+  const Planned<SpmmPlan> p = plan_spmm(call);
+  return p.ok() ? Support::yes() : Support::no(p.reject);
+}
+
+// The merge path: partition, main pass, fix-up of the rows that cross workgroups.
+void launch_merge(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Tensor& ix, const Tensor& v,
+                  const Tensor& b, const Tensor& y) {
+  const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
+  MergeParams p{u32(rows), u32(ix.numel()), u32(n), u32(y.offset()), u32(ip.offset()), u32(ix.offset()),
+                u32(v.offset()), u32(b.offset()), u32(b.strides()[0]), b.dim() == 2 ? u32(b.strides()[1]) : 0,
+                u32(plan.groups), 0};
+  const Tensor carry = ctx.scratch({static_cast<int64_t>(plan.carry_words(n))}, DType::F32);
+  auto pass = [&](int which, std::vector<Arg> args, uint64_t groups) {
+    launch(ctx, plan.merge_variant(which, ip.dtype(), v.dtype()), std::move(args), &p, sizeof p, groups);
+  };
+  pass(0, {ctx.arg(ip), ctx.arg(carry, false)}, (plan.groups + 1 + 255) / 256);
+  pass(1, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(b), ctx.arg(carry, false), ctx.arg(y, false)}, plan.groups);
+  pass(2, {ctx.arg(carry), ctx.arg(y, false)}, (plan.groups * static_cast<uint64_t>(n) + 255) / 256);
 }
 
 void launch_spmm(Context& ctx, OpCall& call) {
+  const Planned<SpmmPlan> planned = plan_spmm(call);
+  if (!planned.ok()) throw_error(ErrorKind::Unsupported, call.name, planned.reject);
+  const SpmmPlan& plan = planned.plan;
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
   const Tensor& b = call.inputs[3];
   const Tensor& y = call.outputs[0];
   const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
   if (rows == 0 || n == 0) return;
+  if (plan.kernel == SpmmKernel::Merge) return launch_merge(ctx, plan, ip, ix, v, b, y);
   SpmmParams p{};
   p.n = u32(n);
   p.y_off = u32(y.offset());
@@ -107,10 +130,7 @@ void launch_spmm(Context& ctx, OpCall& call) {
   p.b_off = u32(b.offset());
   p.bs0 = u32(b.strides()[0]);
   p.bs1 = b.dim() == 2 ? u32(b.strides()[1]) : 0;
-  // Columns across C lanes (a warp-wide read of a row-major B row), entries across L lanes.
-  const int64_t C = n == 1 ? 1 : pow2_at_least(n, 64);
-  const auto sched = static_cast<SparseSchedule>(call.attrs.sp_schedule);
-  const std::string vt = std::to_string(value_type(v.dtype()));
+  const int64_t C = plan.cols;
   // The bin list is read only by the binned schedule; any buffer fills its slot otherwise.
   const Tensor& list = call.inputs[4];
   auto run = [&](int64_t lanes, bool use_list, int64_t first, int64_t count) {
@@ -119,21 +139,16 @@ void launch_spmm(Context& ctx, OpCall& call) {
     SpmmParams q = p;
     q.count = u32(count);
     q.list_off = u32(first + (use_list ? list.offset() : 0));
-    ShaderVariant var{"sparse_spmm",
-                      {{"IW", iw(ip)}, {"VT", vt}, {"L", std::to_string(L)}, {"C", std::to_string(C)},
-                       {"LIST", use_list ? "1" : "0"}}};
-    launch(ctx, var, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(b), ctx.arg(list), ctx.arg(y, false)}, &q,
+    launch(ctx, plan.rows_variant(static_cast<uint32_t>(L), use_list, ip.dtype(), v.dtype()), {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(b), ctx.arg(list), ctx.arg(y, false)}, &q,
            sizeof q, static_cast<uint64_t>((count + R - 1) / R));
   };
-  if (sched == SparseSchedule::Binned && list.dtype() == DType::I32 && list.numel() == rows) {
+  if (plan.kernel == SpmmKernel::Binned) {
     for (int bin = 0; bin < CsrRowStats::kBins; ++bin) {
       const int64_t b0 = call.attrs.sp_bin_start[bin], b1 = call.attrs.sp_bin_start[bin + 1];
       if (b1 > b0) run(CsrRowStats::kBinLanes[bin], true, b0, b1 - b0);
     }
-  } else if (sched == SparseSchedule::GroupPerRow) {
-    run(call.attrs.sp_lanes, false, 0, rows);
   } else {
-    run(1, false, 0, rows);
+    run(plan.lanes, false, 0, rows);
   }
 }
 
@@ -210,9 +225,9 @@ struct AddParams {
 Support check_add(const Context&, const OpCall& call) {
   if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, values, dense}");
   if (Support s = check_csr(call.inputs[0], &call.inputs[1]); !s.ok) return s;
-  // 16-bit rows may share an output word with the next row: the scatter is f32 only.
-  if (call.inputs[2].dtype() != DType::F32 || call.inputs[3].dtype() != DType::F32)
-    return Support::no("sparse + dense runs f32 on WebGPU");
+  if (Support s = check_value(call.inputs[2], "values"); !s.ok) return s;
+  if (Support s = check_value(call.inputs[3], "dense operand"); !s.ok) return s;
+  if (call.inputs[2].dtype() != call.inputs[3].dtype()) return Support::no("values and dense operand differ in dtype");
   if (call.inputs[3].numel() >= kU31) return Support::no("dense operand of 2^31 or more elements");
   return Support::yes();
 }
@@ -225,18 +240,33 @@ void launch_add(Context& ctx, OpCall& call) {
   const int64_t rows = ip.numel() - 1;
   if (rows == 0 || ix.numel() == 0) return;
   AddParams p{u32(rows), u32(y.size(1)), u32(y.offset()), u32(ip.offset()), u32(ix.offset()), u32(v.offset()), 0, 0};
-  launch(ctx, {"sparse_add_dense", {{"IW", iw(ip)}}}, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(y, false)}, &p,
+  launch(ctx, {"sparse_add_dense", {{"IW", iw(ip)}, {"VT", std::to_string(value_type(v.dtype()))}}}, {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(y, false)}, &p,
          sizeof p, static_cast<uint64_t>((rows + 255) / 256));
+}
+
+// ---------------- batches ----------------
+
+// A batch of matrices (sparse/sparse_batch.hpp) runs member by member, each one the
+// single-matrix call on views: its last member, at the largest offsets, is the one checked.
+template <Support (*Check)(const Context&, const OpCall&)>
+Support check_batched(const Context& ctx, const OpCall& call) {
+  const int64_t n = sparse_detail::call_batch(call);
+  return Check(ctx, n > 0 ? sparse_detail::call_member(call, n - 1) : call);
+}
+
+template <void (*Launch)(Context&, OpCall&)>
+void launch_batched(Context& ctx, OpCall& call) {
+  if (!sparse_detail::for_each_member(call, [&](OpCall& m) { Launch(ctx, m); })) Launch(ctx, call);
 }
 
 }  // namespace
 
 void register_sparse_kernels(KernelRegistry& r) {
-  r.add(OpKind::SpMM, check_spmm, launch_spmm);
-  r.add(OpKind::SpRowReduce, check_rows, launch_rows);
-  r.add(OpKind::SpSoftmax, check_rows, launch_rows);
-  r.add(OpKind::SDDMM, check_sddmm, launch_sddmm);
-  r.add(OpKind::SpAddDense, check_add, launch_add);
+  r.add(OpKind::SpMM, check_batched<check_spmm>, launch_batched<launch_spmm>);
+  r.add(OpKind::SpRowReduce, check_batched<check_rows>, launch_batched<launch_rows>);
+  r.add(OpKind::SpSoftmax, check_batched<check_rows>, launch_batched<launch_rows>);
+  r.add(OpKind::SDDMM, check_batched<check_sddmm>, launch_batched<launch_sddmm>);
+  r.add(OpKind::SpAddDense, check_batched<check_add>, launch_batched<launch_add>);
 }
 
 }  // namespace wgt::webgpu

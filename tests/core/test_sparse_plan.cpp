@@ -1,0 +1,164 @@
+// The sparse schedule choice (wgt::choose_schedule over row statistics, pure) and the WebGPU
+// SpMM plan (plan_spmm: kernel, lanes, column lanes, vec4, merge items and workgroups, the
+// rejects), and the plan's shader variants run through the WGSL preprocessor. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sparse/generate.hpp"
+#include "webgpu/plans/sparse_plan.hpp"
+#include "webgpu/shader_registry.hpp"
+#include "wgt/wgt.hpp"
+
+using namespace wgt;
+using namespace wgt::webgpu;
+
+namespace {
+
+CsrRowStats stats(int64_t rows, double mean, int64_t max_len, double cv) {
+  CsrRowStats s;
+  s.rows = rows;
+  s.nnz = static_cast<int64_t>(mean * static_cast<double>(rows));
+  s.mean_len = mean;
+  s.max_len = max_len;
+  s.cv = cv;
+  return s;
+}
+
+// An SpMM call of `rows` x `cols` with `nnz` entries (host tensors: only metadata is read).
+OpCall spmm_call(int64_t rows, int64_t nnz, const Tensor& b, SparseSchedule sc, DType vt = DType::F32,
+                 DType it = DType::I32, bool bins = true) {
+  OpCall c{OpKind::SpMM, "spmm",
+           {Tensor::empty({rows + 1}, it), Tensor::empty({nnz}, it), Tensor::empty({nnz}, vt), b,
+            bins ? Tensor::empty({rows}, DType::I32) : Tensor::empty({rows + 1}, it)},
+           {}, {}};
+  c.attrs.sp_cols = b.size(0);
+  c.attrs.sp_schedule = static_cast<uint8_t>(sc);
+  c.attrs.sp_lanes = 8;
+  return c;
+}
+
+SpmmPlan plan_ok(const OpCall& c) {
+  const Planned<SpmmPlan> p = plan_spmm(c);
+  EXPECT_TRUE(p.ok()) << p.reject;
+  return p.plan;
+}
+
+void expect_expands(const ShaderVariant& v) {
+  std::string src;
+  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << v.key();
+  EXPECT_EQ(src.find("{{"), std::string::npos) << v.key();
+  EXPECT_EQ(src.find("\n#"), std::string::npos) << v.key();
+}
+
+}  // namespace
+
+TEST(SparseSchedule, ChoiceFromRowStatistics) {
+  // Short uniform rows: a thread per row; longer ones: lanes per row (a few entries per lane);
+  // many dense columns: a thread per row (the columns give the threads).
+  EXPECT_EQ(choose_schedule(stats(1000, 5, 6, 0.2), 1, true).schedule, SparseSchedule::ThreadPerRow);
+  const SparsePlan g = choose_schedule(stats(1000, 16, 20, 0.1), 1, true);
+  EXPECT_EQ(g.schedule, SparseSchedule::GroupPerRow);
+  EXPECT_EQ(g.lanes, 4);
+  EXPECT_EQ(choose_schedule(stats(1000, 16, 20, 0.1), 64, true).schedule, SparseSchedule::ThreadPerRow);
+  EXPECT_EQ(choose_schedule(stats(1000, 16, 300, 0.5), 64, true).schedule, SparseSchedule::GroupPerRow);
+  // Skewed (power law): the merge path, for SpMV and SpMM, with or without bins.
+  for (int64_t n : {1, 64})
+    for (bool bins : {true, false})
+      EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), n, bins).schedule, SparseSchedule::MergePath);
+  // A long maximum alone is not skew when the rows are alike (cv <= 1).
+  EXPECT_NE(choose_schedule(stats(1000, 100, 900, 0.5), 1, true).schedule, SparseSchedule::MergePath);
+  // Forced: as asked, except Binned without the row lists.
+  for (SparseSchedule s : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned,
+                           SparseSchedule::MergePath})
+    EXPECT_EQ(choose_schedule(stats(1000, 5, 6, 0.2), 1, true, s).schedule, s);
+  EXPECT_EQ(choose_schedule(stats(1000, 5, 6, 0.2), 1, false, SparseSchedule::Binned).schedule,
+            SparseSchedule::GroupPerRow);
+  // The generated families of the benchmarks.
+  EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::rmat(12, 16, 22)), 1).schedule, SparseSchedule::MergePath);
+  EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::laplacian_2d(64)), 1).schedule, SparseSchedule::ThreadPerRow);
+  EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::uniform(4096, 4096, 16, 21)), 1).schedule,
+            SparseSchedule::GroupPerRow);
+}
+
+TEST(SparseSchedule, ForcedOverrideReachesTheCall) {
+  const CsrTensor a = sparse_gen::to_csr(sparse_gen::laplacian_2d(16));
+  force_sparse_schedule(SparseSchedule::MergePath);
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::MergePath);
+  force_sparse_schedule(std::nullopt);
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::ThreadPerRow);
+}
+
+TEST(SpmmPlan, MergePathGeometry) {
+  // SpMV: 256 merge threads of 4 items; workgroups cover rows + nnz.
+  SpmmPlan p = plan_ok(spmm_call(1000, 5000, Tensor::empty({300}, DType::F32), SparseSchedule::MergePath));
+  EXPECT_EQ(p.kernel, SpmmKernel::Merge);
+  EXPECT_EQ(p.cols, 1u);
+  EXPECT_EQ(p.items_per_group(), 1024u);
+  EXPECT_EQ(p.groups, (6000u + 1023u) / 1024u);
+  EXPECT_EQ(p.carry_words(1), 3 * p.groups + 2 + p.groups);
+  EXPECT_EQ(p.name(), "merge C1 E4 G6");
+  // SpMM n = 64 row-major f32: 16 vec4 column lanes, 16 merge threads of 8 items.
+  p = plan_ok(spmm_call(1000, 5000, Tensor::empty({300, 64}, DType::F32), SparseSchedule::MergePath));
+  EXPECT_EQ(p.vec, 4u);
+  EXPECT_EQ(p.cols, 16u);
+  EXPECT_EQ(p.items, 8u);
+  EXPECT_EQ(p.groups, (6000u + 127u) / 128u);
+  EXPECT_EQ(p.name(), "merge C16 v4 E8 G47");
+  for (int pass = 0; pass < 3; ++pass) expect_expands(p.merge_variant(pass, DType::I32, DType::F32));
+  // Column-major: 64 scalar column lanes, 4 merge threads of 32 items.
+  p = plan_ok(spmm_call(1000, 5000, Tensor::empty({64, 300}, DType::F32).t(), SparseSchedule::MergePath));
+  EXPECT_EQ(p.vec, 1u);
+  EXPECT_EQ(p.cols, 64u);
+  EXPECT_EQ(p.items, 32u);
+  // n = 5: 8 column lanes, 32 merge threads.
+  p = plan_ok(spmm_call(7, 0, Tensor::empty({3, 5}, DType::F16), SparseSchedule::MergePath, DType::F16, DType::I64));
+  EXPECT_EQ(p.cols, 8u);
+  EXPECT_EQ(p.merge_threads(), 32u);
+  EXPECT_EQ(p.groups, 1u);
+  for (int pass = 0; pass < 3; ++pass)
+    for (const auto& [it, vt] : {std::pair{DType::I32, DType::F32}, {DType::I64, DType::F16}, {DType::I32, DType::BF16}}) {
+      expect_expands(plan_ok(spmm_call(7, 9, Tensor::empty({3}, DType::F32), SparseSchedule::MergePath)).merge_variant(pass, it, vt));
+      expect_expands(p.merge_variant(pass, it, vt));
+    }
+}
+
+TEST(SpmmPlan, RowKernelsAndVec4) {
+  // Row-major f32 with n % 4 == 0: vec4 lanes (16 for 64 columns).
+  SpmmPlan p = plan_ok(spmm_call(100, 500, Tensor::empty({30, 64}, DType::F32), SparseSchedule::ThreadPerRow));
+  EXPECT_EQ(p.kernel, SpmmKernel::Rows);
+  EXPECT_EQ(p.vec, 4u);
+  EXPECT_EQ(p.cols, 16u);
+  EXPECT_EQ(p.lanes, 1u);
+  EXPECT_EQ(p.name(), "rows L1 C16 v4");
+  // Column-major, sliced, odd n or 16-bit values: scalar lanes.
+  EXPECT_EQ(plan_ok(spmm_call(100, 500, Tensor::empty({64, 30}, DType::F32).t(), SparseSchedule::ThreadPerRow)).vec, 1u);
+  EXPECT_EQ(plan_ok(spmm_call(100, 500, Tensor::empty({30, 65}, DType::F32).slice(1, 1, 65), SparseSchedule::ThreadPerRow)).vec, 1u);
+  EXPECT_EQ(plan_ok(spmm_call(100, 500, Tensor::empty({30, 6}, DType::F32), SparseSchedule::ThreadPerRow)).vec, 1u);
+  EXPECT_EQ(plan_ok(spmm_call(100, 500, Tensor::empty({30, 64}, DType::F16), SparseSchedule::ThreadPerRow, DType::F16)).vec, 1u);
+  // Lanes per row from the attributes, capped by the column lanes; binned needs the list.
+  p = plan_ok(spmm_call(100, 500, Tensor::empty({30}, DType::F32), SparseSchedule::GroupPerRow));
+  EXPECT_EQ(p.lanes, 8u);
+  EXPECT_EQ(p.cols, 1u);
+  EXPECT_EQ(plan_ok(spmm_call(100, 500, Tensor::empty({30}, DType::F32), SparseSchedule::Binned)).kernel, SpmmKernel::Binned);
+  p = plan_ok(spmm_call(100, 500, Tensor::empty({30}, DType::F32), SparseSchedule::Binned, DType::F32, DType::I32, false));
+  EXPECT_EQ(p.kernel, SpmmKernel::Rows);
+  EXPECT_EQ(p.lanes, 8u);
+  for (uint32_t vec : {1u, 4u})
+    for (bool list : {false, true}) {
+      SpmmPlan q = p;
+      q.vec = vec;
+      q.cols = 16;
+      expect_expands(q.rows_variant(2, list, DType::I64, DType::F32));
+    }
+}
+
+TEST(SpmmPlan, Rejects) {
+  EXPECT_NE(plan_spmm(spmm_call(10, 20, Tensor::empty({30}, DType::F64), SparseSchedule::ThreadPerRow, DType::F64))
+                .reject.find("f64"),
+            std::string::npos);
+  EXPECT_FALSE(plan_spmm(spmm_call(10, 20, Tensor::empty({30}, DType::F16), SparseSchedule::MergePath)).ok());
+  OpCall c = spmm_call(10, 20, Tensor::empty({30}, DType::F32), SparseSchedule::MergePath);
+  c.inputs.pop_back();
+  EXPECT_FALSE(plan_spmm(c).ok());
+}
