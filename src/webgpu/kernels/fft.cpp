@@ -24,8 +24,10 @@ struct FftParams {
   uint32_t oe, tw_off, lo_off, hi_off;
   uint32_t lo_bits, chirp_off, spec_off;
   float scale;
+  float conj_in, conj_out;  // -1: conjugate (inverse transforms), else 1
+  uint32_t pad0, pad1;
 };
-static_assert(sizeof(FftParams) == 96, "must match the WGSL Params struct");
+static_assert(sizeof(FftParams) == 112, "must match the WGSL Params struct");
 
 // exp(-2 pi i num / den), the argument reduced exactly (num mod den) before the division.
 cd root(uint64_t num, uint64_t den) {
@@ -159,6 +161,8 @@ void launch_fft(Context& ctx, OpCall& call) {
     p.lo_off = table.layout.lo, p.hi_off = table.layout.hi, p.lo_bits = table.layout.lo_bits;
     p.chirp_off = table.layout.chirp, p.spec_off = table.layout.spec;
     p.scale = s.scale;
+    p.conj_in = s.conj_in ? -1.0f : 1.0f;
+    p.conj_out = s.conj_out ? -1.0f : 1.0f;
     const Tensor& in = s.in_scratch ? scratch : x;
     const Tensor& dst = s.out_scratch ? scratch : out;
     const uint64_t groups = s.groups();

@@ -53,12 +53,13 @@ uint64_t max_index(const Tensor& t) {
 
 // Lines per workgroup and invocations for an in-workgroup FFT of length L. Lines side by side
 // in memory are grouped (`adjacent`) so each load or store of a workgroup covers whole 32-byte
-// sectors; short lines are grouped so a workgroup holds about 1024 points.
-void shape_stage(const Limits& l, FftShader& s, uint64_t lines_total, bool adjacent) {
+// sectors; short lines are grouped so a workgroup holds about 1024 points. Independent of the
+// batch size, so calls of one length share their pipeline.
+void shape_stage(const Limits& l, FftShader& s, bool adjacent) {
   const uint64_t L = s.len;
   const uint64_t max_c = std::max<uint64_t>(1, l.max_compute_workgroup_storage_size / (L * 8));
   uint64_t c = adjacent ? 8 : std::max<uint64_t>(1, 1024 / L);
-  c = std::min({c, pow2_floor(max_c), pow2_ceil(std::max<uint64_t>(lines_total, 1))});
+  c = std::min(c, pow2_floor(max_c));
   s.lines = static_cast<uint16_t>(std::max<uint64_t>(c, 1));
   const uint64_t max_wg = std::min<uint64_t>({256, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
   s.wg = static_cast<uint16_t>(std::min<uint64_t>(max_wg, std::max<uint64_t>(32, pow2_ceil(s.lines * L) / 4)));
@@ -108,7 +109,6 @@ ShaderVariant FftStage::variant() const {
   ShaderVariant v{"fft_local",
                   {{"L", std::to_string(s.len)}, {"C", std::to_string(s.lines)}, {"WG", std::to_string(s.wg)},
                    {"IN_MODE", std::to_string(s.in_mode)}, {"OUT_REAL", std::to_string(s.out_real)},
-                   {"CONJ_IN", std::to_string(s.conj_in)}, {"CONJ_OUT", std::to_string(s.conj_out)},
                    {"TWIDDLE", std::to_string(s.twiddle)}, {"BLUE", std::to_string(s.blue)},
                    {"LOAD_LF", std::to_string(s.load_lf)}, {"STORE_LF", std::to_string(s.store_lf)},
                    {"NP", std::to_string(s.np)}}};
@@ -199,14 +199,14 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
   const bool inverse = kind == Kind::Inverse || kind == Kind::RealInverse;
   auto first_stage = [&](FftStage& s) {  // reads the call's input
     s.shader.in_mode = base.in_mode;
-    s.shader.conj_in = inverse;
+    s.conj_in = inverse;
     s.in_off = in_off, s.ibh = ibh, s.ibl = ibl, s.es = es;
     s.in_len = in_len;
     s.bin = Bi;
   };
   auto last_stage = [&](FftStage& s) {  // writes the call's output
     s.shader.out_real = kind == Kind::RealInverse;
-    s.shader.conj_out = inverse;
+    s.conj_out = inverse;
     s.out_off = 0, s.obh = obh, s.obl = obl;
     s.out_len = out_len;
     s.scale = static_cast<float>(call.attrs.scalar0);
@@ -227,7 +227,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
     s.ic = es, s.ie = es, s.oc = os, s.oe = os;
     s.shader.load_lf = lines_adjacent_in;
     s.shader.store_lf = lines_adjacent_out;
-    shape_stage(lim, s.shader, B, lines_adjacent_in || lines_adjacent_out);
+    shape_stage(lim, s.shader, lines_adjacent_in || lines_adjacent_out);
     plan.stages.push_back(s);
     return {plan, {}};
   }
@@ -254,7 +254,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
       a.out_scratch = true, a.out_off = 0, a.obh = static_cast<int64_t>(Bi * n), a.obl = static_cast<int64_t>(n);
       a.oc = 1, a.oe = static_cast<int64_t>(n2), a.out_len = n;
       a.shader.load_lf = 1, a.shader.store_lf = 1;
-      shape_stage(lim, a.shader, a.lines_total, true);
+      shape_stage(lim, a.shader, true);
       // Rows: row k1 of the scratch, its frequency k2 is X[k1 + k2*n1].
       FftStage b;
       b.shader.len = static_cast<uint16_t>(n2);
@@ -265,7 +265,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
       b.ic = static_cast<int64_t>(n2), b.ie = 1, b.in_len = n, b.es = 0;
       b.oc = os, b.oe = static_cast<int64_t>(n1) * os;
       b.shader.load_lf = 0, b.shader.store_lf = 1;
-      shape_stage(lim, b.shader, b.lines_total, true);
+      shape_stage(lim, b.shader, true);
       plan.stages = {a, b};
       return {plan, {}};
     }
@@ -284,7 +284,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
     s.ic = es, s.ie = es, s.oc = os, s.oe = os;
     s.shader.load_lf = lines_adjacent_in;
     s.shader.store_lf = lines_adjacent_out;
-    shape_stage(lim, s.shader, B, lines_adjacent_in || lines_adjacent_out);
+    shape_stage(lim, s.shader, lines_adjacent_in || lines_adjacent_out);
     plan.stages.push_back(s);
     return {plan, {}};
   }

@@ -34,13 +34,12 @@ struct FftShader {
   uint16_t wg = 64;      // invocations per workgroup
   uint8_t in_mode = 0;   // FftIn
   uint8_t out_real = 0;  // store the real part (irfft) as f32
-  uint8_t conj_in = 0, conj_out = 0;  // inverse transforms: conj(F(conj(x)))
   uint8_t twiddle = 0;   // four-step column stage: times w_n^(col * k) on store
   uint8_t blue = 0;      // Bluestein: chirp, FFT, spectrum product, inverse FFT, chirp
   uint8_t load_lf = 0;   // loads walk lines fastest (the lines are adjacent in memory)
   uint8_t store_lf = 0;  // stores walk lines fastest
   uint8_t np = 0;        // radix passes
-  uint8_t pad = 0;
+  uint8_t pad[3] = {0, 0, 0};
   std::array<uint8_t, kFftMaxPasses> radix{};  // first pass (on the whole line) first
 };
 
@@ -56,6 +55,7 @@ struct FftStage {
   uint64_t in_len = 0, out_len = 0;
   bool in_scratch = false, out_scratch = false;  // reads / writes the four-step scratch tensor
   float scale = 1.0f;
+  bool conj_in = false, conj_out = false;  // inverse transforms: conj(F(conj(x))) (a parameter, not a variant)
   uint64_t groups() const { return (lines_total + shader.lines - 1) / shader.lines; }
   PipelineKey key() const;
   ShaderVariant variant() const;

@@ -3,8 +3,8 @@
 // loaded once, transformed by NP in-place decimation-in-frequency passes of radix 8, 4, 2, 3,
 // 5 or 7 (unrolled through the R*/M*/S*/T* constants), and stored once: frequency k sits at
 // the digit reversal rev(k) after the passes. Variants:
-//   IN_MODE 0 complex, 1 real (f32), 2 Hermitian (n/2+1 entries define n); CONJ_IN/CONJ_OUT make
-//   the inverse conj(F(conj(x))); OUT_REAL stores the real part (irfft);
+//   IN_MODE 0 complex, 1 real (f32), 2 Hermitian (n/2+1 entries define n); the params'
+//   conj_in / conj_out (-1) make the inverse conj(F(conj(x))); OUT_REAL stores the real part (irfft);
 //   TWIDDLE (four-step column stage) multiplies by w_n^(c k) from two tables (low and high
 //   bits of c k) on store;
 //   BLUE (Bluestein) multiplies by the chirp on load, by the chirp's spectrum after the passes
@@ -18,6 +18,7 @@ struct Params {
   out_off: u32, obh: u32, obl: u32, oc: u32,
   oe: u32, tw_off: u32, lo_off: u32, hi_off: u32,
   lo_bits: u32, chirp_off: u32, spec_off: u32, scale: f32,
+  conj_in: f32, conj_out: f32, pad0: u32, pad1: u32,  // -1: conjugate (inverse transforms), else 1
 }
 
 const L: u32 = {{L}}u;
@@ -134,15 +135,6 @@ fn dft_odd(v: ptr<function, array<vec2<f32>, 8>>, R: u32) {
   for (var q = 0u; q < R; q++) { (*v)[q] = o[q]; }
 }
 
-fn dft(v: ptr<function, array<vec2<f32>, 8>>, R: u32) {
-  switch R {
-    case 2u: { dft2(v); }
-    case 4u: { dft4(v); }
-    case 8u: { dft8(v); }
-    default: { dft_odd(v, R); }
-  }
-}
-
 // ---- passes ----
 // Butterfly b of a pass: line, block of M points, leg j; its R points are span S apart.
 fn butterfly_base(b: u32, R: u32, M: u32, S: u32) -> vec3<u32> {
@@ -157,26 +149,85 @@ fn butterfly_base(b: u32, R: u32, M: u32, S: u32) -> vec3<u32> {
   return vec3<u32>(line, (bj / S) * M + j, j);
 }
 
-// Decimation in frequency: y_q = (sum_r x_r w_R^(rq)) w_M^(jq), in place.
-fn dif_pass(lid: u32, R: u32, M: u32, S: u32, T: u32) {
-  for (var b = lid; b < C * L / R; b += WG) {
-    let g = butterfly_base(b, R, M, S);
-    var v: array<vec2<f32>, 8>;
-    for (var r = 0u; r < R; r++) { v[r] = sm[sidx(g.x, g.y + r * S)]; }
-    dft(&v, R);
-    for (var q = 0u; q < R; q++) { sm[sidx(g.x, g.y + q * S)] = cmul(v[q], tab[p.tw_off + g.z * q * T]); }
+// Decimation in frequency, radix R: y_q = (sum_r x_r w_R^(rq)) w_M^(jq), in place. One
+// function per radix (difR below), so a pass compiles only its own small DFT.
+fn dif_load(g: vec3<u32>, R: u32, S: u32) -> array<vec2<f32>, 8> {
+  var v: array<vec2<f32>, 8>;
+  for (var r = 0u; r < R; r++) { v[r] = sm[sidx(g.x, g.y + r * S)]; }
+  return v;
+}
+fn dif_store(g: vec3<u32>, v: ptr<function, array<vec2<f32>, 8>>, R: u32, S: u32, T: u32) {
+  for (var q = 0u; q < R; q++) { sm[sidx(g.x, g.y + q * S)] = cmul((*v)[q], tab[p.tw_off + g.z * q * T]); }
+}
+fn dif8(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 8u; b += WG) {
+    let g = butterfly_base(b, 8u, M, S);
+    var v = dif_load(g, 8u, S);
+    dft8(&v);
+    dif_store(g, &v, 8u, S, T);
   }
 }
-
-#if BLUE
-// The inverse of dif_pass times R: x_r = conj(DFT_R(conj(y_q) w_M^(jq)))_r.
-fn dit_pass(lid: u32, R: u32, M: u32, S: u32, T: u32) {
+fn dif4(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 4u; b += WG) {
+    let g = butterfly_base(b, 4u, M, S);
+    var v = dif_load(g, 4u, S);
+    dft4(&v);
+    dif_store(g, &v, 4u, S, T);
+  }
+}
+fn dif2(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 2u; b += WG) {
+    let g = butterfly_base(b, 2u, M, S);
+    var v = dif_load(g, 2u, S);
+    dft2(&v);
+    dif_store(g, &v, 2u, S, T);
+  }
+}
+fn dif_odd(lid: u32, R: u32, M: u32, S: u32, T: u32) {
   for (var b = lid; b < C * L / R; b += WG) {
     let g = butterfly_base(b, R, M, S);
-    var v: array<vec2<f32>, 8>;
-    for (var q = 0u; q < R; q++) { v[q] = cmul(conj(sm[sidx(g.x, g.y + q * S)]), tab[p.tw_off + g.z * q * T]); }
-    dft(&v, R);
-    for (var r = 0u; r < R; r++) { sm[sidx(g.x, g.y + r * S)] = conj(v[r]); }
+    var v = dif_load(g, R, S);
+    dft_odd(&v, R);
+    dif_store(g, &v, R, S, T);
+  }
+}
+fn dif3(lid: u32, M: u32, S: u32, T: u32) { dif_odd(lid, 3u, M, S, T); }
+fn dif5(lid: u32, M: u32, S: u32, T: u32) { dif_odd(lid, 5u, M, S, T); }
+fn dif7(lid: u32, M: u32, S: u32, T: u32) { dif_odd(lid, 7u, M, S, T); }
+
+#if BLUE
+// The inverse of a dif pass times R: x_r = conj(DFT_R(conj(y_q) w_M^(jq)))_r. Bluestein's
+// convolution length is a power of two: radix 8, 4, 2 only.
+fn dit_load(g: vec3<u32>, R: u32, S: u32, T: u32) -> array<vec2<f32>, 8> {
+  var v: array<vec2<f32>, 8>;
+  for (var q = 0u; q < R; q++) { v[q] = cmul(conj(sm[sidx(g.x, g.y + q * S)]), tab[p.tw_off + g.z * q * T]); }
+  return v;
+}
+fn dit_store(g: vec3<u32>, v: ptr<function, array<vec2<f32>, 8>>, R: u32, S: u32) {
+  for (var r = 0u; r < R; r++) { sm[sidx(g.x, g.y + r * S)] = conj((*v)[r]); }
+}
+fn dit8(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 8u; b += WG) {
+    let g = butterfly_base(b, 8u, M, S);
+    var v = dit_load(g, 8u, S, T);
+    dft8(&v);
+    dit_store(g, &v, 8u, S);
+  }
+}
+fn dit4(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 4u; b += WG) {
+    let g = butterfly_base(b, 4u, M, S);
+    var v = dit_load(g, 4u, S, T);
+    dft4(&v);
+    dit_store(g, &v, 4u, S);
+  }
+}
+fn dit2(lid: u32, M: u32, S: u32, T: u32) {
+  for (var b = lid; b < C * L / 2u; b += WG) {
+    let g = butterfly_base(b, 2u, M, S);
+    var v = dit_load(g, 2u, S, T);
+    dft2(&v);
+    dit_store(g, &v, 2u, S);
   }
 }
 #endif
@@ -243,9 +294,7 @@ fn load(g: u32, i: u32) -> vec2<f32> {
 #else
   if (n < p.in_len) { v = src[base + c * p.ic + i * p.ie]; }
 #endif
-#if CONJ_IN
-  v.y = -v.y;
-#endif
+  v.y = v.y * p.conj_in;
 #if BLUE
   if (n < p.n_total) { v = cmul(v, tab[p.chirp_off + n]); }
 #endif
@@ -268,51 +317,51 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
   workgroupBarrier();
 #if NP > 0
-  dif_pass(lid, {{R0}}u, {{M0}}u, {{S0}}u, {{T0}}u);
+  dif{{R0}}(lid, {{M0}}u, {{S0}}u, {{T0}}u);
   workgroupBarrier();
 #endif
 #if NP > 1
-  dif_pass(lid, {{R1}}u, {{M1}}u, {{S1}}u, {{T1}}u);
+  dif{{R1}}(lid, {{M1}}u, {{S1}}u, {{T1}}u);
   workgroupBarrier();
 #endif
 #if NP > 2
-  dif_pass(lid, {{R2}}u, {{M2}}u, {{S2}}u, {{T2}}u);
+  dif{{R2}}(lid, {{M2}}u, {{S2}}u, {{T2}}u);
   workgroupBarrier();
 #endif
 #if NP > 3
-  dif_pass(lid, {{R3}}u, {{M3}}u, {{S3}}u, {{T3}}u);
+  dif{{R3}}(lid, {{M3}}u, {{S3}}u, {{T3}}u);
   workgroupBarrier();
 #endif
 #if NP > 4
-  dif_pass(lid, {{R4}}u, {{M4}}u, {{S4}}u, {{T4}}u);
+  dif{{R4}}(lid, {{M4}}u, {{S4}}u, {{T4}}u);
   workgroupBarrier();
 #endif
 #if NP > 5
-  dif_pass(lid, {{R5}}u, {{M5}}u, {{S5}}u, {{T5}}u);
+  dif{{R5}}(lid, {{M5}}u, {{S5}}u, {{T5}}u);
   workgroupBarrier();
 #endif
 #if NP > 6
-  dif_pass(lid, {{R6}}u, {{M6}}u, {{S6}}u, {{T6}}u);
+  dif{{R6}}(lid, {{M6}}u, {{S6}}u, {{T6}}u);
   workgroupBarrier();
 #endif
 #if NP > 7
-  dif_pass(lid, {{R7}}u, {{M7}}u, {{S7}}u, {{T7}}u);
+  dif{{R7}}(lid, {{M7}}u, {{S7}}u, {{T7}}u);
   workgroupBarrier();
 #endif
 #if NP > 8
-  dif_pass(lid, {{R8}}u, {{M8}}u, {{S8}}u, {{T8}}u);
+  dif{{R8}}(lid, {{M8}}u, {{S8}}u, {{T8}}u);
   workgroupBarrier();
 #endif
 #if NP > 9
-  dif_pass(lid, {{R9}}u, {{M9}}u, {{S9}}u, {{T9}}u);
+  dif{{R9}}(lid, {{M9}}u, {{S9}}u, {{T9}}u);
   workgroupBarrier();
 #endif
 #if NP > 10
-  dif_pass(lid, {{R10}}u, {{M10}}u, {{S10}}u, {{T10}}u);
+  dif{{R10}}(lid, {{M10}}u, {{S10}}u, {{T10}}u);
   workgroupBarrier();
 #endif
 #if NP > 11
-  dif_pass(lid, {{R11}}u, {{M11}}u, {{S11}}u, {{T11}}u);
+  dif{{R11}}(lid, {{M11}}u, {{S11}}u, {{T11}}u);
   workgroupBarrier();
 #endif
 #if BLUE
@@ -326,51 +375,51 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
   workgroupBarrier();
 #if NP > 11
-  dit_pass(lid, {{R11}}u, {{M11}}u, {{S11}}u, {{T11}}u);
+  dit{{R11}}(lid, {{M11}}u, {{S11}}u, {{T11}}u);
   workgroupBarrier();
 #endif
 #if NP > 10
-  dit_pass(lid, {{R10}}u, {{M10}}u, {{S10}}u, {{T10}}u);
+  dit{{R10}}(lid, {{M10}}u, {{S10}}u, {{T10}}u);
   workgroupBarrier();
 #endif
 #if NP > 9
-  dit_pass(lid, {{R9}}u, {{M9}}u, {{S9}}u, {{T9}}u);
+  dit{{R9}}(lid, {{M9}}u, {{S9}}u, {{T9}}u);
   workgroupBarrier();
 #endif
 #if NP > 8
-  dit_pass(lid, {{R8}}u, {{M8}}u, {{S8}}u, {{T8}}u);
+  dit{{R8}}(lid, {{M8}}u, {{S8}}u, {{T8}}u);
   workgroupBarrier();
 #endif
 #if NP > 7
-  dit_pass(lid, {{R7}}u, {{M7}}u, {{S7}}u, {{T7}}u);
+  dit{{R7}}(lid, {{M7}}u, {{S7}}u, {{T7}}u);
   workgroupBarrier();
 #endif
 #if NP > 6
-  dit_pass(lid, {{R6}}u, {{M6}}u, {{S6}}u, {{T6}}u);
+  dit{{R6}}(lid, {{M6}}u, {{S6}}u, {{T6}}u);
   workgroupBarrier();
 #endif
 #if NP > 5
-  dit_pass(lid, {{R5}}u, {{M5}}u, {{S5}}u, {{T5}}u);
+  dit{{R5}}(lid, {{M5}}u, {{S5}}u, {{T5}}u);
   workgroupBarrier();
 #endif
 #if NP > 4
-  dit_pass(lid, {{R4}}u, {{M4}}u, {{S4}}u, {{T4}}u);
+  dit{{R4}}(lid, {{M4}}u, {{S4}}u, {{T4}}u);
   workgroupBarrier();
 #endif
 #if NP > 3
-  dit_pass(lid, {{R3}}u, {{M3}}u, {{S3}}u, {{T3}}u);
+  dit{{R3}}(lid, {{M3}}u, {{S3}}u, {{T3}}u);
   workgroupBarrier();
 #endif
 #if NP > 2
-  dit_pass(lid, {{R2}}u, {{M2}}u, {{S2}}u, {{T2}}u);
+  dit{{R2}}(lid, {{M2}}u, {{S2}}u, {{T2}}u);
   workgroupBarrier();
 #endif
 #if NP > 1
-  dit_pass(lid, {{R1}}u, {{M1}}u, {{S1}}u, {{T1}}u);
+  dit{{R1}}(lid, {{M1}}u, {{S1}}u, {{T1}}u);
   workgroupBarrier();
 #endif
 #if NP > 0
-  dit_pass(lid, {{R0}}u, {{M0}}u, {{S0}}u, {{T0}}u);
+  dit{{R0}}(lid, {{M0}}u, {{S0}}u, {{T0}}u);
   workgroupBarrier();
 #endif
 #endif
@@ -396,9 +445,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let t = c * k;
     v = cmul(v, cmul(tab[p.lo_off + (t & ((1u << p.lo_bits) - 1u))], tab[p.hi_off + (t >> p.lo_bits)]));
 #endif
-#if CONJ_OUT
-    v.y = -v.y;
-#endif
+    v.y = v.y * p.conj_out;
     v = v * p.scale;
     let o = p.out_off + (b / p.bin) * p.obh + (b % p.bin) * p.obl + c * p.oc + k * p.oe;
 #if OUT_REAL
