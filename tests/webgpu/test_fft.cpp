@@ -104,7 +104,7 @@ TEST_F(WebGpuFft, AxesAndStridedViews) {
 }
 
 TEST_F(WebGpuFft, RealTransformsAndRoundTrips) {
-  for (int64_t n : {1, 7, 12, 17, 100, 4096, 16384}) {
+  for (int64_t n : {1, 12, 17, 16384}) {
     const std::string tag = std::to_string(n);
     Tensor x = randr({2, n}, static_cast<uint32_t>(n + 1));
     compare(x, [](const Tensor& t) { return rfft(t); }, n, "rfft " + tag);
