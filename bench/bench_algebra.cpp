@@ -1,10 +1,11 @@
 // Benchmark of the tensor-algebra ops (docs/algebra.md) against the plain matmul on the same
 // shapes, and of the FFTs. Per case: wall ms per call and the rate.
-//   bench_algebra [--ms 300] [--no-fft]
-// Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies);
-// the FFTs on host tensors under the current CPU mode (WGT_CPU_MODE=fast: FFTW), since the
-// FFT has no WebGPU kernel yet. bench/torch_algebra.py prints the PyTorch CUDA figures of the
-// same cases.
+//   bench_algebra [--ms 300] [--no-fft] [--fft-only]
+// Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies).
+// FFTs: on WebGPU device tensors (batched c64 of 256 MiB at n = 4096, 2^20 and the Bluestein
+// length 1009; wall and batch GPU time, and the bandwidth of one read and one write of the
+// data), then on host tensors under the current CPU mode (WGT_CPU_MODE=fast: FFTW).
+// bench/torch_algebra.py prints the PyTorch CUDA figures of the same cases.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -69,6 +70,26 @@ void contractions(Device dev) {
   Runtime::get().synchronize();
 }
 
+// The WebGPU FFT (plans/fft_plan.cpp) on device tensors, 256 MiB of c64 per case.
+void webgpu_ffts(Device dev) {
+  struct Case { int64_t batch, n; };
+  for (Case c : {Case{8192, 4096}, Case{32, 1 << 20}, Case{32768, 1009}}) {
+    std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = {static_cast<float>(i % 17) - 8.0f, static_cast<float>(i % 13) - 6.0f};
+    Tensor x = Tensor::from_vector(v, {c.batch, c.n}, dev);
+    const double flops = 5.0 * c.batch * c.n * std::log2(static_cast<double>(c.n));
+    const double bytes = 2.0 * 8.0 * c.batch * c.n;  // one read and one write of the data
+    bench::TimingOptions o;
+    o.target_ms = g_ms;
+    const bench::Timing t = bench::time_calls([&] { (void)fft(x); }, o);
+    const double ms = (t.batch_gpu_s > 0 ? t.batch_gpu_s : t.wall_s) * 1e3;
+    std::printf("webgpu fft c64 [%lld, %lld]%*s wall %8.3f ms  gpu %8.3f ms %9.1f GFLOP/s %7.1f GB/s\n",
+                (long long)c.batch, (long long)c.n, c.n >= 100000 ? 8 : 10, "", t.wall_s * 1e3, ms, flops / ms / 1e6,
+                bytes / ms / 1e6);
+  }
+  Runtime::get().synchronize();
+}
+
 void ffts() {
   struct Case { int64_t batch, n; };
   // 256 MiB of c64 at n = 4096, 2^20 in one line batch of 8, and a Bluestein length.
@@ -88,18 +109,21 @@ void ffts() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_fft = true;
+  bool do_fft = true, only_fft = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--ms") && i + 1 < argc) g_ms = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-fft")) do_fft = false;
+    else if (!std::strcmp(argv[i], "--fft-only")) only_fft = true;
     else {
-      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft]\n");
+      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft] [--fft-only]\n");
       return 2;
     }
   }
   std::string why;
-  if (webgpu_available(&why)) contractions(Device::webgpu());
-  else std::printf("no WebGPU adapter (%s): contractions skipped\n", why.c_str());
+  const bool gpu = webgpu_available(&why);
+  if (!gpu) std::printf("no WebGPU adapter (%s): WebGPU cases skipped\n", why.c_str());
+  if (gpu && !only_fft) contractions(Device::webgpu());
+  if (gpu && do_fft) webgpu_ffts(Device::webgpu());
   if (do_fft) ffts();
   return 0;
 }

@@ -42,6 +42,14 @@ def main():
     C = torch.rand(8, 512, 64, device=dev)
     cost = 8 * (64 * 512 * 64 + 512 * 64 * 64)
     report("einsum chain bij,bjk,bkl->bil", timed(lambda: torch.einsum("bij,bjk,bkl->bil", A, B, C)), 2.0 * cost)
+    # The WebGPU cases of bench_algebra: 256 MiB of c64 each; bandwidth of one read + one write.
+    for batch, n in ((8192, 4096), (32, 1 << 20), (32768, 1009)):
+        flops = 5.0 * batch * n * math.log2(n)
+        xc = torch.randn(batch, n, device=dev, dtype=torch.complex64)
+        ms = timed(lambda: torch.fft.fft(xc))
+        print(f"torch webgpu-case fft c64 [{batch}, {n}] {ms:9.3f} ms {flops / ms / 1e6:9.1f} GFLOP/s "
+              f"{16.0 * batch * n / ms / 1e6:7.1f} GB/s")
+        del xc
     for batch, n in ((8192, 4096), (8, 1 << 20), (16384, 1009)):
         flops = 5.0 * batch * n * math.log2(n)
         xc = torch.randn(batch, n, device=dev, dtype=torch.complex64)

@@ -131,6 +131,9 @@ class Context {
   // A new contiguous tensor on this device (uninitialized), for an intermediate result of a
   // launcher that runs several kernels.
   virtual Tensor scratch(const Shape& shape, DType dtype) = 0;
+  // Writes host bytes into a device buffer (queued before any later dispatch): for a
+  // launcher's constant tables (the FFT's twiddles), uploaded once and cached.
+  virtual void write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) = 0;
   // Runs another op's kernel on this device (checked like any call; throws Unsupported if
   // no kernel takes it): for launchers that finish with a second, generic step.
   virtual void run_op(OpCall& call) = 0;
@@ -188,5 +191,6 @@ void register_index_kernels(KernelRegistry&);        // Concat, IndexSelect, Gat
 void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend, Attention
 void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
 void register_sparse_kernels(KernelRegistry&);       // SpMM, SDDMM, SpAddDense, SpRowReduce, SpSoftmax
+void register_fft_kernels(KernelRegistry&);          // Fft (c64 / f32 lines, plans/fft_plan.hpp)
 
 }  // namespace wgt::webgpu

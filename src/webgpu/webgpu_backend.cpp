@@ -60,6 +60,7 @@ WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int devic
   register_nn_kernels(registry_);
   register_quant_kernels(registry_);
   register_sparse_kernels(registry_);
+  register_fft_kernels(registry_);
   arena_capacity_ = kArenaBytes;
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   make_status();
@@ -112,9 +113,11 @@ Support WebGPUBackend::supports(const OpCall& call) const {
                       call.kind == OpKind::SpAddDense || call.kind == OpKind::SpRowReduce ||
                       call.kind == OpKind::SpSoftmax;
   const bool raw_out = raw_in || (call.kind == OpKind::Reduce && call.attrs.reduce == ReduceOp::ArgMax);
+  // The FFT kernel reads and writes c64 as interleaved f32 pairs (vec2<f32>) and judges dtypes.
+  const bool c64_ok = call.kind == OpKind::Fft;
   auto check_tensor = [&](const Tensor& t, bool raw) -> Support {
     if (!t.defined()) return Support::yes();
-    switch (raw ? DType::F32 : t.dtype()) {
+    switch (raw || (c64_ok && t.dtype() == DType::C64) ? DType::F32 : t.dtype()) {
       case DType::I64: case DType::F64: case DType::C64:
         return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " has no WebGPU (WGSL) representation");
       default: break;
@@ -131,7 +134,7 @@ Support WebGPUBackend::supports(const OpCall& call) const {
   for (const auto& t : call.outputs)
     if (Support s = check_tensor(t, raw_out); !s.ok) return s;
   for (const auto& [shape, dt] : call.out_specs) {
-    if (!raw_out && (dt == DType::I64 || dt == DType::F64 || dt == DType::C64))
+    if (!raw_out && (dt == DType::I64 || dt == DType::F64 || (dt == DType::C64 && !c64_ok)))
       return Support::no(std::string("output dtype ") + dtype_name(dt) + " has no WebGPU (WGSL) representation");
     uint64_t n = dtype_size(dt);
     for (int64_t d : shape) n *= static_cast<uint64_t>(d);

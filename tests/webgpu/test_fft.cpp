@@ -1,0 +1,228 @@
+// The WebGPU FFT (plans/fft_plan.cpp, kernels/fft.cpp, shaders/fft_local.wgsl) against the CPU
+// reference on the same random inputs, run without fallback so every result is the device's:
+// direct mixed-radix, four-step and Bluestein lengths, batches, non-last axes, strided views
+// (folded and compacted), rfft / irfft and their round trips, Parseval, the norm modes,
+// NaN / inf, empty and size-1 inputs, c64 transfers, and the typed refusal of lengths the
+// kernels do not cover.
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <random>
+
+#include "webgpu_test.hpp"
+
+namespace wgt {
+namespace {
+
+using cd = std::complex<double>;
+
+Tensor randc(const Shape& s, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  std::vector<c64_t> v(static_cast<size_t>(n));
+  for (auto& c : v) c = {u(g), u(g)};
+  return Tensor::from_vector(v, s);
+}
+
+Tensor randr(const Shape& s, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& c : v) c = u(g);
+  return Tensor::from_vector(v, s);
+}
+
+std::vector<cd> values(const Tensor& t) {
+  std::vector<cd> out;
+  if (t.dtype() == DType::C64) {
+    for (c64_t v : t.cpu().to_vector<c64_t>()) out.emplace_back(v.re, v.im);
+  } else {
+    for (double v : cast(t.cpu(), DType::F64).to_vector<double>()) out.emplace_back(v, 0.0);
+  }
+  return out;
+}
+
+double norm2(const std::vector<cd>& v) {
+  double s = 0;
+  for (cd c : v) s += std::norm(c);
+  return std::sqrt(s);
+}
+
+// f32 FFT error grows like log n; relative to the norm of the reference result.
+double tol_for(int64_t n) { return 2e-6 * std::max(1.0, std::log2(static_cast<double>(n))); }
+
+class WebGpuFft : public testing::WebGpuTest {
+ protected:
+  // f on a device copy of x (no fallback) and on x with the CPU reference; compared as a whole.
+  template <class F>
+  void compare(const Tensor& x, F f, int64_t n, const std::string& what) {
+    use_cpu_reference();
+    const std::vector<cd> want = values(f(x));
+    Tensor dev = x.to(Device::webgpu());
+    use_gpu();
+    const uint64_t fallbacks = Runtime::get().stats().fallbacks;
+    Tensor r = f(dev);
+    EXPECT_TRUE(r.device().is_webgpu()) << what;
+    EXPECT_EQ(Runtime::get().stats().fallbacks, fallbacks) << what;
+    use_cpu_reference();
+    const std::vector<cd> got = values(r);
+    ASSERT_EQ(got.size(), want.size()) << what;
+    std::vector<cd> diff(got.size());
+    for (size_t i = 0; i < got.size(); ++i) diff[i] = got[i] - want[i];
+    EXPECT_LE(norm2(diff), tol_for(n) * std::max(norm2(want), 1e-30)) << what;
+  }
+};
+
+TEST_F(WebGpuFft, LengthsOfEveryAlgorithmMatchReference) {
+  // Direct (mixed radix), four-step (2^14 = 128 x 128) and Bluestein (17, 97, 1009) lengths.
+  for (int64_t n : {1, 2, 3, 5, 7, 8, 12, 17, 97, 100, 1009, 4096, 16384}) {
+    const int64_t batch = n >= 4096 ? 2 : 3;
+    Tensor x = randc({batch, n}, static_cast<uint32_t>(n));
+    compare(x, [](const Tensor& t) { return fft(t); }, n, "fft " + std::to_string(n));
+    compare(x, [](const Tensor& t) { return ifft(t); }, n, "ifft " + std::to_string(n));
+  }
+}
+
+TEST_F(WebGpuFft, AxesAndStridedViews) {
+  Tensor x = randc({6, 10, 5}, 7);
+  // Non-last axes: lines side by side in memory.
+  compare(x, [](const Tensor& t) { return fft(t, -1, 1); }, 10, "axis 1");
+  compare(x, [](const Tensor& t) { return fft(t, -1, 0); }, 6, "axis 0");
+  // Permuted and stepped views read through their strides.
+  compare(x, [](const Tensor& t) { return fft(t.permute({2, 0, 1}), -1, -1); }, 10, "permuted");
+  compare(x, [](const Tensor& t) { return fft(t.slice(1, 1, 10, 2), -1, 1); }, 5, "stepped");
+  // Batch dims that do not fold into one stride: compacted first.
+  compare(x, [](const Tensor& t) { return ifft(t.slice(0, 0, 6, 2).slice(1, 0, 9), -1, 2); }, 5, "compacted");
+  // Four-step and Bluestein along a non-last axis.
+  Tensor y = randc({16384, 2}, 8);
+  compare(y, [](const Tensor& t) { return fft(t, -1, 0); }, 16384, "four-step axis 0");
+  compare(randc({97, 3}, 9), [](const Tensor& t) { return ifft(t, -1, 0); }, 97, "bluestein axis 0");
+}
+
+TEST_F(WebGpuFft, RealTransformsAndRoundTrips) {
+  for (int64_t n : {1, 12, 17, 16384}) {
+    const std::string tag = std::to_string(n);
+    Tensor x = randr({2, n}, static_cast<uint32_t>(n + 1));
+    compare(x, [](const Tensor& t) { return rfft(t); }, n, "rfft " + tag);
+    // irfft of a spectrum whose zero (and Nyquist) entries have imaginary parts to ignore.
+    Tensor h = randc({2, n / 2 + 1}, static_cast<uint32_t>(n + 2));
+    compare(h, [n](const Tensor& t) { return irfft(t, n); }, n, "irfft " + tag);
+    // Round trip on the device.
+    use_gpu();
+    Tensor xd = x.to(Device::webgpu());
+    Tensor back = irfft(rfft(xd), n);
+    use_cpu_reference();
+    const std::vector<cd> a = values(x), b = values(back);
+    ASSERT_EQ(a.size(), b.size());
+    std::vector<cd> d(a.size());
+    for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
+    EXPECT_LE(norm2(d), 2 * tol_for(n) * norm2(a)) << "round trip " << tag;
+  }
+  // The real transforms along a non-last axis of a transposed view.
+  compare(randr({5, 12}, 3), [](const Tensor& t) { return rfft(t.t(), -1, 0); }, 12, "rfft axis 0");
+  compare(randc({7, 4}, 4), [](const Tensor& t) { return irfft(t, 12, 0); }, 12, "irfft axis 0");
+}
+
+TEST_F(WebGpuFft, ParsevalAndNormModes) {
+  for (int64_t n : {97, 4096}) {
+    Tensor x = randc({n}, 11).to(Device::webgpu());
+    use_gpu();
+    Tensor X = fft(x, -1, -1, FftNorm::Ortho);
+    use_cpu_reference();
+    EXPECT_NEAR(norm2(values(X)), norm2(values(x)), tol_for(n) * norm2(values(x))) << n;
+  }
+  for (int64_t n : {12, 1009, 16384})
+    for (FftNorm m : {FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward}) {
+      const std::string tag = std::to_string(n) + " norm " + std::to_string(static_cast<int>(m));
+      Tensor x = randc({n}, static_cast<uint32_t>(n + 5));
+      compare(x, [m](const Tensor& t) { return fft(t, -1, -1, m); }, n, "fft " + tag);
+      compare(x, [m](const Tensor& t) { return ifft(t, -1, -1, m); }, n, "ifft " + tag);
+    }
+}
+
+TEST_F(WebGpuFft, NanAndInfStayInTheirLineAsOnTheCpu) {
+  for (int64_t n : {16, 17}) {
+    Tensor x = randc({3, n}, 21);
+    std::vector<c64_t> v = x.to_vector<c64_t>();
+    v[static_cast<size_t>(n) + 3].re = std::nanf("");
+    v[2 * static_cast<size_t>(n) + 5].im = INFINITY;
+    x = Tensor::from_vector(v, {3, n});
+    use_cpu_reference();
+    const std::vector<cd> want = values(fft(x));
+    Tensor dev = x.to(Device::webgpu());
+    use_gpu();
+    Tensor r = fft(dev);
+    use_cpu_reference();
+    const std::vector<cd> got = values(r);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const bool fw = std::isfinite(want[i].real()) && std::isfinite(want[i].imag());
+      const bool fg = std::isfinite(got[i].real()) && std::isfinite(got[i].imag());
+      EXPECT_EQ(fg, fw) << "n " << n << " [" << i << "]";
+      if (i < static_cast<size_t>(n)) EXPECT_TRUE(fg) << "line 0 is finite [" << i << "]";
+    }
+  }
+}
+
+TEST_F(WebGpuFft, EmptyAndSizeOne) {
+  compare(randc({4, 1}, 31), [](const Tensor& t) { return fft(t, -1, -1, FftNorm::Forward); }, 1, "n 1");
+  compare(randc({1, 1}, 32), [](const Tensor& t) { return ifft(t); }, 1, "1x1");
+  use_gpu();
+  Tensor e = Tensor::from_vector(std::vector<c64_t>{}, {0, 8}, Device::webgpu());
+  Tensor r = fft(e);
+  EXPECT_EQ(r.shape(), (Shape{0, 8}));
+  EXPECT_TRUE(r.device().is_webgpu());
+}
+
+TEST_F(WebGpuFft, Complex64TransfersKeepTheirBits) {
+  Tensor x = randc({7, 5}, 41);
+  std::vector<c64_t> v = x.to_vector<c64_t>();
+  v[3].im = std::nanf("");
+  v[4].re = -INFINITY;
+  x = Tensor::from_vector(v, {7, 5});
+  Tensor d = x.to(Device::webgpu());
+  const std::vector<c64_t> back = d.cpu().to_vector<c64_t>();
+  ASSERT_EQ(back.size(), v.size());
+  EXPECT_EQ(std::memcmp(back.data(), v.data(), v.size() * sizeof(c64_t)), 0);
+  // A strided device view comes back element for element.
+  const std::vector<c64_t> tv = d.t().cpu().contiguous().to_vector<c64_t>();
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 5; ++j) {
+      EXPECT_EQ(std::memcmp(&tv[static_cast<size_t>(j * 7 + i)], &v[static_cast<size_t>(i * 5 + j)], sizeof(c64_t)), 0);
+    }
+}
+
+TEST_F(WebGpuFft, UncoveredLengthsFollowThePolicy) {
+  // A prime above the one-workgroup Bluestein bound: refused with the length named, or run
+  // on the CPU (a counted fallback) under auto.
+  const int64_t n = 4099;
+  Tensor x = randc({n}, 51);
+  Tensor d = x.to(Device::webgpu());
+  use_gpu();
+  try {
+    (void)fft(d);
+    ADD_FAILURE() << "fft of length 4099 should be Unsupported on WebGPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4099"), std::string::npos) << e.what();
+  }
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.allow_fallback = true;
+  Runtime::get().set_policy(p);
+  const uint64_t before = Runtime::get().stats().fallbacks;
+  Tensor r = fft(d);
+  EXPECT_GT(Runtime::get().stats().fallbacks, before);
+  use_cpu_reference();
+  const std::vector<cd> want = values(fft(x)), got = values(r);
+  std::vector<cd> diff(got.size());
+  for (size_t i = 0; i < got.size(); ++i) diff[i] = got[i] - want[i];
+  EXPECT_LE(norm2(diff), tol_for(n) * norm2(want));
+}
+
+}  // namespace
+}  // namespace wgt
