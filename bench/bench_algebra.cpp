@@ -1,5 +1,7 @@
 // Benchmark of the tensor-algebra ops (docs/algebra.md) against the plain matmul on the same
-// shapes, and of the FFTs. Per case: wall ms per call and the rate.
+// shapes, complex64 matmul beside the f32 one (its rate counting four real products per
+// complex one, both algorithms forced and the plan's choice), and of the FFTs. Per case: wall
+// ms per call and the rate.
 //   bench_algebra [--ms 300] [--no-fft] [--fft-only]
 // Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies).
 // FFTs: on WebGPU device tensors (batched c64 of 256 MiB at n = 4096, 2^20 and the Bluestein
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "webgpu/kernels/complex.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -34,6 +38,33 @@ void report(const char* what, double ms, double flops, double base_ms = -1) {
   std::printf("\n");
 }
 
+// re + i im on the device, both parts uniform in [-1, 1].
+Tensor rand_c64(const Shape& s, uint64_t seed, Device dev) {
+  const Tensor i = Tensor::from_vector(std::vector<c64_t>{{0.0f, 1.0f}}, {}).to(dev);
+  return add(cast(rand_uniform(s, seed, -1, 1, DType::F32, dev), DType::C64),
+             mul(cast(rand_uniform(s, seed + 1000, -1, 1, DType::F32, dev), DType::C64), i));
+}
+
+// c64 matmul next to f32 matmul of one shape: the rate counts 8 flops per complex multiply-add
+// (four real products and their sums), so "% of f32 rate" is 4 t_f32 / t_c64.
+void complex_matmul(Device dev, int64_t b, int64_t m, int64_t n, int64_t k, double f32_ms) {
+  const Tensor a = rand_c64({b, m, k}, 21, dev), bb = rand_c64({b, k, n}, 22, dev);
+  const double flops = 8.0 * b * m * n * k;
+  const std::pair<webgpu::ComplexAlgo, const char*> algos[] = {
+      {webgpu::ComplexAlgo::Auto, "plan's choice"}, {webgpu::ComplexAlgo::FourMult, "4 products"},
+      {webgpu::ComplexAlgo::ThreeMult, "3 products"}};
+  for (const auto& [algo, label] : algos) {
+    webgpu::KernelTuning t = webgpu::kernel_tuning_from_settings();
+    t.matmul.c64 = algo;
+    webgpu::set_kernel_tuning_override(t);
+    const double ms = time_ms([&] { (void)matmul(a, bb); });
+    char name[128];
+    std::snprintf(name, sizeof name, "  c64 matmul, %s (%s)", label, webgpu::complex_last_plan().c_str());
+    std::printf("%-58s %9.3f ms %9.1f GFLOP/s   %5.1f%% of f32 rate\n", name, ms, flops / ms / 1e6, 400.0 * f32_ms / ms);
+  }
+  webgpu::set_kernel_tuning_override(std::nullopt);
+}
+
 void contractions(Device dev) {
   struct Case { int64_t b, m, n, k; };
   for (Case c : {Case{1, 4096, 4096, 4096}, Case{16, 1024, 1024, 1024}, Case{64, 256, 256, 512}}) {
@@ -47,6 +78,7 @@ void contractions(Device dev) {
     std::snprintf(name, sizeof name, "matmul       [%lld,%lld,%lld]x[.,%lld,%lld]", (long long)c.b, (long long)c.m,
                   (long long)c.k, (long long)c.k, (long long)c.n);
     report(name, base, flops);
+    complex_matmul(dev, c.b, c.m, c.n, c.k, base);
     DotGeneralPlan plan = prepare(TensorSpec::of(a), TensorSpec::of(b), {{0}, {0}, {2}, {1}});
     report("  dot_general (prepared) bmk,bkn->bmn", time_ms([&] { (void)plan(a, b); }), flops, base);
     report("  dot_general mbk,bkn->bmn (batch axis in the middle)",

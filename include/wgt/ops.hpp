@@ -10,6 +10,7 @@ namespace wgt {
 
 enum class UnaryOp : uint8_t {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, GeluErf, GeluTanh, Silu,
+  Conj, Real, Imag,  // complex parts (identity / real part / zeros for real dtypes)
 };
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge,
@@ -37,6 +38,12 @@ Tensor relu(const Tensor& x);
 enum class GeluApprox { Erf, Tanh };
 Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::Erf);
 Tensor silu(const Tensor& x);
+// Complex (c64) parts: conj keeps c64; real, imag and abs give f32 (abs = hypot(re, im),
+// without overflow or underflow of the squares). exp of c64 is the complex exponential.
+// On real dtypes conj and real return x itself and imag zeros of x's dtype.
+Tensor conj(const Tensor& x);
+Tensor real(const Tensor& x);
+Tensor imag(const Tensor& x);
 
 // Binary ops broadcast (numpy rules) and promote dtypes; comparisons return Bool.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);

@@ -24,7 +24,8 @@ namespace {
 void check_unary_dtype(UnaryOp op, DType t, const char* name) {
   if (t == DType::Bool)
     throw_error(ErrorKind::DTypeMismatch, name, "is not defined for bool tensors; cast() to an integer or float dtype");
-  const bool int_ok = op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu;
+  const bool int_ok = op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu || op == UnaryOp::Conj ||
+                      op == UnaryOp::Real || op == UnaryOp::Imag;
   if (is_integral(t) && !int_ok)
     throw_error(ErrorKind::DTypeMismatch, name,
                 std::string("needs a floating dtype, got ") + dtype_name(t) + "; cast() the input to f32 first");
@@ -48,10 +49,15 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   const char* name = unary_op_name(op);
   Device dev = common_device({&x}, name);
   check_unary_dtype(op, x.dtype(), name);
+  const bool complex = is_complex(x.dtype());
+  if (!complex && (op == UnaryOp::Conj || op == UnaryOp::Real)) return x;  // numpy: the input itself
+  if (!complex && op == UnaryOp::Imag) return zeros(x.shape(), x.dtype(), dev);
+  // |z|, re z and im z of a complex tensor are real: f32 for c64.
+  const bool to_real = complex && (op == UnaryOp::Abs || op == UnaryOp::Real || op == UnaryOp::Imag);
   OpCall call{OpKind::Unary, name, {x}, {}, {}};
   call.attrs.unary = op;
   call.work = static_cast<double>(x.numel());
-  return Runtime::get().run1(call, {x.shape(), x.dtype()}, dev);
+  return Runtime::get().run1(call, {x.shape(), to_real ? DType::F32 : x.dtype()}, dev);
 }
 
 Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
@@ -69,6 +75,9 @@ Tensor gelu(const Tensor& x, GeluApprox approx) {
   return unary(approx == GeluApprox::Erf ? UnaryOp::GeluErf : UnaryOp::GeluTanh, x);
 }
 Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x); }
+Tensor conj(const Tensor& x) { return unary(UnaryOp::Conj, x); }
+Tensor real(const Tensor& x) { return unary(UnaryOp::Real, x); }
+Tensor imag(const Tensor& x) { return unary(UnaryOp::Imag, x); }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_op_name(op);

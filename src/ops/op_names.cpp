@@ -42,7 +42,7 @@ const char* op_kind_name(OpKind k) {
 
 const char* unary_op_name(UnaryOp op) {
   static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
-                                "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu"};
+                                "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "conj", "real", "imag"};
   return names[static_cast<int>(op)];
 }
 const char* binary_op_name(BinaryOp op) {

@@ -4,8 +4,8 @@
 // Output dtypes:
 //  - sum/prod: floats and c64 keep their dtype; bool/u8/i32/i64 accumulate and return I64
 //    (like numpy/torch: an i32 sum overflows far too easily to keep i32).
-//  - mean: floating dtypes only (an integer mean is DTypeMismatch: cast() to a float first);
-//    c64 mean is not implemented (Unsupported from the backend).
+//  - mean: floating and c64 dtypes only (an integer mean is DTypeMismatch: cast() to a float
+//    first); the mean of an empty set is NaN (NaN + NaN i for c64).
 //  - max/min: any real dtype (complex has no ordering); reducing an empty axis has no identity
 //    -> InvalidArgument. NaN propagates (any NaN in the reduced set gives NaN).
 //  - argmax: one axis, I64 indices, first maximum wins; NaN counts as larger than every number

@@ -11,6 +11,8 @@
 
 #include "runtime/settings.hpp"
 #include "webgpu/buffer_pool.hpp"
+#include "webgpu/kernels/complex.hpp"
+#include "webgpu/plans/complex_plan.hpp"
 #include "webgpu/shader_registry.hpp"
 #include "webgpu/webgpu_backend_impl.hpp"
 
@@ -113,12 +115,16 @@ Support WebGPUBackend::supports(const OpCall& call) const {
                       call.kind == OpKind::SpAddDense || call.kind == OpKind::SpRowReduce ||
                       call.kind == OpKind::SpSoftmax;
   const bool raw_out = raw_in || (call.kind == OpKind::Reduce && call.attrs.reduce == ReduceOp::ArgMax);
-  // The FFT kernel reads and writes c64 as interleaved f32 pairs (vec2<f32>) and judges dtypes.
-  const bool c64_ok = call.kind == OpKind::Fft;
+  // Calls on c64 data go to the complex family (kernels/complex.cpp), which reads c64 as
+  // interleaved f32 pairs; the FFT kernel reads and writes c64 the same way and judges dtypes.
+  const bool c64 = is_complex_call(call) || call.kind == OpKind::Fft;
   auto check_tensor = [&](const Tensor& t, bool raw) -> Support {
     if (!t.defined()) return Support::yes();
-    switch (raw || (c64_ok && t.dtype() == DType::C64) ? DType::F32 : t.dtype()) {
-      case DType::I64: case DType::F64: case DType::C64:
+    switch (raw ? DType::F32 : t.dtype()) {
+      case DType::C64:
+        if (c64) break;
+        [[fallthrough]];
+      case DType::I64: case DType::F64:
         return Support::no(std::string("dtype ") + dtype_name(t.dtype()) + " has no WebGPU (WGSL) representation");
       default: break;
     }
@@ -134,7 +140,7 @@ Support WebGPUBackend::supports(const OpCall& call) const {
   for (const auto& t : call.outputs)
     if (Support s = check_tensor(t, raw_out); !s.ok) return s;
   for (const auto& [shape, dt] : call.out_specs) {
-    if (!raw_out && (dt == DType::I64 || dt == DType::F64 || (dt == DType::C64 && !c64_ok)))
+    if (!raw_out && (dt == DType::I64 || dt == DType::F64 || (dt == DType::C64 && !c64)))
       return Support::no(std::string("output dtype ") + dtype_name(dt) + " has no WebGPU (WGSL) representation");
     uint64_t n = dtype_size(dt);
     for (int64_t d : shape) n *= static_cast<uint64_t>(d);
@@ -143,6 +149,7 @@ Support WebGPUBackend::supports(const OpCall& call) const {
                          " bytes exceeds maxStorageBufferBindingSize (" +
                          std::to_string(limits().max_storage_buffer_binding_size) + ")");
   }
+  if (c64) return complex_supports(*this, call);
   for (const auto& e : registry_.entries())
     if (e.kind == call.kind) return e.check(*this, call);
   return Support::no(std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
@@ -150,6 +157,11 @@ Support WebGPUBackend::supports(const OpCall& call) const {
 
 void WebGPUBackend::execute(OpCall& call) {
   dev_->check(call.name.c_str());
+  if (is_complex_call(call)) {
+    if (Support s = complex_supports(*this, call); !s.ok)
+      throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
+    return complex_execute(*this, call);
+  }
   for (const auto& e : registry_.entries())
     if (e.kind == call.kind) {
       if (Support s = e.check(*this, call); !s.ok)

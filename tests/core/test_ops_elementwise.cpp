@@ -1,5 +1,6 @@
 // Reference elementwise ops: hand-checked values, integer/bool/complex semantics, dtype
 // promotion, broadcasting, strided views as inputs, casts across every dtype pair.
+#include <cmath>
 #include <limits>
 
 #include "ref_test_util.hpp"
@@ -118,6 +119,40 @@ TEST_F(Elementwise, BoolLogic) {
   EXPECT_EQ(vals(eq(a, b)), (std::vector<double>{1, 0, 0, 1}));
 }
 
+TEST_F(Elementwise, ComplexParts) {
+  std::vector<c64_t> v = {{3, -4}, {-1.5f, 2}, {3e38f, 3e38f}, {1e-30f, -1e-30f}};
+  Tensor z = Tensor::from_vector(v, {4});
+  Tensor re = real(z), im = imag(z), ab = abs(z), cj = conj(z);
+  EXPECT_EQ(re.dtype(), DType::F32);
+  EXPECT_EQ(ab.dtype(), DType::F32);
+  EXPECT_EQ(cj.dtype(), DType::C64);
+  EXPECT_EQ(re.to_vector<float>(), (std::vector<float>{3, -1.5f, 3e38f, 1e-30f}));
+  EXPECT_EQ(im.to_vector<float>(), (std::vector<float>{-4, 2, 3e38f, -1e-30f}));
+  auto a = ab.to_vector<float>();
+  EXPECT_EQ(a[0], 5.0f);
+  EXPECT_EQ(a[1], 2.5f);
+  EXPECT_TRUE(std::isinf(a[2]));                      // 4.24e38: beyond f32, not NaN
+  EXPECT_FLOAT_EQ(a[3], 1.41421356e-30f);             // the squares would underflow in f32
+  auto c = cj.to_vector<c64_t>();
+  EXPECT_EQ(c[0].im, 4.0f);
+  EXPECT_EQ(c[1].re, -1.5f);
+  // |inf + NaN i| = inf (hypot), e^(-inf + 1i) = 0, e^(x + 0i) keeps a zero imaginary part.
+  std::vector<c64_t> s = {{INFINITY, NAN}, {-INFINITY, 1}, {100, 0}};
+  Tensor zs = Tensor::from_vector(s, {3});
+  EXPECT_TRUE(std::isinf(abs(zs).to_vector<float>()[0]));
+  auto es = exp(zs).to_vector<c64_t>();
+  EXPECT_EQ(es[1].re, 0.0f);
+  EXPECT_EQ(es[1].im, 0.0f);
+  EXPECT_TRUE(std::isinf(es[2].re));
+  EXPECT_EQ(es[2].im, 0.0f);
+  // Real dtypes: conj and real are the input, imag zeros of its dtype.
+  Tensor x = F({1, -2}, {2});
+  EXPECT_EQ(conj(x).to_vector<float>(), (std::vector<float>{1, -2}));
+  EXPECT_EQ(real(x).to_vector<float>(), (std::vector<float>{1, -2}));
+  EXPECT_EQ(imag(x).to_vector<float>(), (std::vector<float>{0, 0}));
+  EXPECT_EQ(imag(x).dtype(), DType::F32);
+}
+
 TEST_F(Elementwise, ComplexArithmetic) {
   std::vector<c64_t> av = {{1, 2}, {3, -1}}, bv = {{0, 1}, {2, 0}};
   Tensor a = Tensor::from_vector(av, {2}), b = Tensor::from_vector(bv, {2});
@@ -136,7 +171,10 @@ TEST_F(Elementwise, ComplexArithmetic) {
   auto s = sub(a, F({1, 1}, {2})).to_vector<c64_t>();  // promotion f32 -> c64
   EXPECT_EQ(s[0].re, 0);
   EXPECT_EQ(s[0].im, 2);
-  EXPECT_WGT_ERROR(exp(a), Unsupported, "exp");
+  auto e = exp(a).to_vector<c64_t>();  // e^(1+2i) = e (cos 2 + i sin 2)
+  EXPECT_NEAR(e[0].re, std::exp(1.0) * std::cos(2.0), 1e-6);
+  EXPECT_NEAR(e[0].im, std::exp(1.0) * std::sin(2.0), 1e-6);
+  EXPECT_WGT_ERROR(sqrt(a), Unsupported, "sqrt");
   EXPECT_WGT_ERROR(pow(a, a), Unsupported, "pow");
   EXPECT_WGT_ERROR(lt(a, a), DTypeMismatch, "lt");
 }

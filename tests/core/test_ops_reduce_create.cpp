@@ -109,7 +109,11 @@ TEST_F(Reduce, MaxMinProdAndIntegerDtypes) {
   auto cs = sum(Tensor::from_vector(cv, {2})).to_vector<c64_t>();
   EXPECT_EQ(cs[0].re, 3);
   EXPECT_EQ(cs[0].im, -2);
-  EXPECT_WGT_ERROR(mean(Tensor::from_vector(cv, {2})), Unsupported, "mean");
+  auto cm = mean(Tensor::from_vector(cv, {2})).to_vector<c64_t>();
+  EXPECT_EQ(cm[0].re, 1.5f);
+  EXPECT_EQ(cm[0].im, -1.0f);
+  auto ce = mean(Tensor::from_vector(cv, {2}).slice(0, 0, 0), {0}).to_vector<c64_t>();  // empty: 0/0 in each part
+  EXPECT_TRUE(std::isnan(ce[0].re) && std::isnan(ce[0].im));
   EXPECT_WGT_ERROR(max(Tensor::from_vector(cv, {2})), DTypeMismatch, "max");
 }
 

@@ -1,7 +1,8 @@
 // dot_general and einsum on WebGPU against the CPU reference on the same inputs: permuted,
 // sliced and broadcast device views (no fallback allowed), f16, diagonals and sums through
-// the existing kernels, complex64 (no WebGPU matmul yet) falling back or refused under the
-// policy like any op, and the FFT of device tensors on the device (tests/webgpu/test_fft.cpp).
+// the existing kernels, complex64 (run by the c64 kernels; an op they cannot run falls
+// back or is refused under the policy like any op), and the FFT of device tensors on the
+// device (tests/webgpu/test_fft.cpp).
 #include <cmath>
 
 #include "webgpu_test.hpp"
@@ -53,22 +54,12 @@ TEST_F(WebGpuAlgebra, EinsumMatchesReference) {
           [](const std::vector<Tensor>& t) { return einsum("ik,jkl,il->ij", t); }, 1e-5);
 }
 
-TEST_F(WebGpuAlgebra, Complex64FollowsThePolicy) {
+TEST_F(WebGpuAlgebra, Complex64RunsOnTheDeviceAndFollowsThePolicy) {
   std::vector<c64_t> v = {{1, 2}, {3, -1}, {0, 1}, {2, 0}};
   Tensor c = Tensor::from_vector(v, {2, 2}, Device::webgpu());
-  use_gpu();
-  try {
-    (void)dot_general(c, c, {{}, {}, {1}, {0}});
-    ADD_FAILURE() << "c64 dot_general on WebGPU without fallback should be Unsupported";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
-    EXPECT_NE(std::string(e.what()).find("dot_general"), std::string::npos) << e.what();
-  }
-  Policy p = saved_;
-  p.mode = PolicyMode::Auto;
-  p.allow_fallback = true;
-  Runtime::get().set_policy(p);
+  use_gpu();  // no fallback: the c64 matmul kernel runs it (tests/webgpu/test_complex.cpp)
   Tensor r = dot_general(c, c, {{}, {}, {1}, {0}});
+  EXPECT_TRUE(r.device().is_webgpu());
   std::vector<c64_t> got = r.cpu().to_vector<c64_t>();
   // [[1+2i, 3-i], [i, 2]]^2 computed by hand.
   const c64_t want[4] = {{-2, 7}, {11, 3}, {-2, 3}, {5, 3}};
@@ -76,6 +67,22 @@ TEST_F(WebGpuAlgebra, Complex64FollowsThePolicy) {
     EXPECT_FLOAT_EQ(got[i].re, want[i].re) << i;
     EXPECT_FLOAT_EQ(got[i].im, want[i].im) << i;
   }
+  // A c64 op WebGPU cannot run (an i64 result has no WGSL type): refused without fallback,
+  // run on the CPU (counted) with it.
+  try {
+    (void)cast(c, DType::I64);
+    ADD_FAILURE() << "cast to i64 on WebGPU without fallback should be Unsupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+  }
+  Policy p = saved_;
+  p.mode = PolicyMode::Auto;
+  p.allow_fallback = true;
+  Runtime::get().set_policy(p);
+  const uint64_t before = Runtime::get().stats().fallbacks;
+  Tensor i = cast(c, DType::I64);
+  EXPECT_GT(Runtime::get().stats().fallbacks, before);
+  EXPECT_EQ(i.cpu().to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 0, 2}));
 }
 
 TEST_F(WebGpuAlgebra, FftOfDeviceTensorsRunsOnTheDevice) {

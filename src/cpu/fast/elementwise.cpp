@@ -128,6 +128,9 @@ void unary_kernel(UnaryOp op, const T* x, T* y, int64_t n) {
         for (int64_t i = 0; i < n; ++i) y[i] = op == UnaryOp::Sigmoid ? sigmoid_scalar(x[i]) : x[i] * sigmoid_scalar(x[i]);
       }
       return;
+    case UnaryOp::Conj:  // the parts of a real value (the front-end does not send these)
+    case UnaryOp::Real: for (int64_t i = 0; i < n; ++i) y[i] = x[i]; return;
+    case UnaryOp::Imag: for (int64_t i = 0; i < n; ++i) y[i] = T(0); return;
   }
 }
 

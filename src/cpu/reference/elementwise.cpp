@@ -30,8 +30,26 @@ double unary_real(UnaryOp op, double x) {
       return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
     }
     case UnaryOp::Silu: return x / (1.0 + std::exp(-x));
+    case UnaryOp::Conj: case UnaryOp::Real: return x;
+    case UnaryOp::Imag: return 0.0;
   }
   return x;
+}
+
+// Complex unary ops (supports(): neg, conj, exp, abs, real, imag). std::abs is hypot (no
+// overflow of the squares) and std::exp the C99 cexp with its Annex G special values
+// (docs/semantics.md); real-valued results come back with a zero imaginary part, which the
+// f32 store drops.
+cplx unary_cplx(UnaryOp op, cplx z) {
+  switch (op) {
+    case UnaryOp::Neg: return -z;
+    case UnaryOp::Conj: return std::conj(z);
+    case UnaryOp::Exp: return std::exp(z);
+    case UnaryOp::Abs: return std::abs(z);
+    case UnaryOp::Real: return z.real();
+    case UnaryOp::Imag: return z.imag();
+    default: return z;  // not reachable: supports() rejects other ops for c64
+  }
 }
 
 int64_t unary_int(UnaryOp op, int64_t x) {
@@ -39,6 +57,7 @@ int64_t unary_int(UnaryOp op, int64_t x) {
     case UnaryOp::Neg: return wsub(0, x);
     case UnaryOp::Abs: return x < 0 ? wsub(0, x) : x;  // abs(INT_MIN) wraps to INT_MIN
     case UnaryOp::Relu: return x > 0 ? x : 0;
+    case UnaryOp::Imag: return 0;
     default: return x;  // not reachable: the front-end rejects other ops for integers
   }
 }
@@ -69,11 +88,11 @@ void run_unary(OpCall& call) {
   const uint8_t* xb = base_of(x);
   uint8_t* ob = mut_base_of(out);
   const DType xt = x.dtype(), ot = out.dtype();
-  const Domain dom = domain_of(ot);
+  const Domain dom = domain_of(xt);  // abs, real, imag of c64 have a real output
   walk<1>(x.shape(), {x.strides().data()}, {x.offset()}, [&](int64_t e, const std::array<int64_t, 1>& o) {
     if (dom == Domain::Real) store_real(ob, ot, e, unary_real(op, load_real(xb, xt, o[0])));
     else if (dom == Domain::Int) store_int(ob, ot, e, unary_int(op, load_int(xb, xt, o[0])));
-    else store_cplx(ob, ot, e, -load_cplx(xb, xt, o[0]));  // supports(): only Neg for c64
+    else store_cplx(ob, ot, e, unary_cplx(op, load_cplx(xb, xt, o[0])));
   });
 }
 

@@ -39,8 +39,9 @@ void run_reduce(OpCall& call) {
     }
     switch (domain_of(xt)) {
       case Domain::Complex: {
-        cplx acc = op == ReduceOp::Prod ? cplx(1, 0) : cplx(0, 0);  // supports(): sum, prod
+        cplx acc = op == ReduceOp::Prod ? cplx(1, 0) : cplx(0, 0);  // supports(): sum, mean, prod
         inner([&](int64_t, int64_t o) { acc = op == ReduceOp::Prod ? acc * load_cplx(xb, xt, o) : acc + load_cplx(xb, xt, o); });
+        if (op == ReduceOp::Mean) acc /= static_cast<double>(count);  // each part 0/0 = NaN for empty
         store_cplx(ob, ot, e, acc);
         break;
       }

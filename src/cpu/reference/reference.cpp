@@ -15,8 +15,12 @@ Support complex_support(const OpCall& call) {
     return Support::no(std::string(what) + " is not implemented for c64 on the CPU");
   };
   switch (call.kind) {
-    case OpKind::Unary:
-      return call.attrs.unary == UnaryOp::Neg ? Support::yes() : no(unary_op_name(call.attrs.unary));
+    case OpKind::Unary: {
+      const UnaryOp u = call.attrs.unary;
+      const bool ok = u == UnaryOp::Neg || u == UnaryOp::Conj || u == UnaryOp::Abs || u == UnaryOp::Real ||
+                      u == UnaryOp::Imag || u == UnaryOp::Exp;
+      return ok ? Support::yes() : no(unary_op_name(u));
+    }
     case OpKind::Binary: {
       const BinaryOp b = call.attrs.binary;
       const bool ok = b == BinaryOp::Add || b == BinaryOp::Sub || b == BinaryOp::Mul || b == BinaryOp::Div ||
@@ -25,7 +29,7 @@ Support complex_support(const OpCall& call) {
     }
     case OpKind::Reduce: {
       const ReduceOp r = call.attrs.reduce;
-      return (r == ReduceOp::Sum || r == ReduceOp::Prod) ? Support::yes() : no(reduce_op_name(r));
+      return (r == ReduceOp::Sum || r == ReduceOp::Prod || r == ReduceOp::Mean) ? Support::yes() : no(reduce_op_name(r));
     }
     case OpKind::RandUniform:
     case OpKind::RandNormal:

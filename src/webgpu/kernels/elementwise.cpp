@@ -212,6 +212,8 @@ const char* unary_f32(UnaryOp op) {
     case UnaryOp::GeluErf: return "0.5 * x * (1.0 + erf_f32(x * 0.7071067811865476))";
     case UnaryOp::GeluTanh: return "0.5 * x * (1.0 + tanh_f32(0.7978845608028654 * (x + 0.044715 * x * x * x)))";
     case UnaryOp::Silu: return "x * sigmoid_f32(x)";
+    case UnaryOp::Conj: case UnaryOp::Real: return "x";  // real dtypes (c64: kernels/complex.cpp)
+    case UnaryOp::Imag: return "0.0";
   }
   return nullptr;
 }

@@ -11,6 +11,9 @@
 namespace wgt::webgpu {
 
 enum class F16Store : uint8_t { Auto, Native, Packed };
+// complex64 products (plans/complex_plan.hpp): four real products per complex one, or three
+// (Gauss: re = ar br - ai bi, im = (ar + ai)(br + bi) - ar br - ai bi).
+enum class ComplexAlgo : uint8_t { Auto, FourMult, ThreeMult };
 
 struct MatmulTuning {
   std::optional<std::array<uint32_t, 5>> tile;      // BM BN BK TM TN of the tiled kernel
@@ -24,6 +27,8 @@ struct MatmulTuning {
   bool vec = true;                                  // vec4 loads/stores where the layout allows
   bool f16_acc = false;                             // f16 accumulation of native-f16 tiles
   F16Store f16 = F16Store::Auto;                    // how f16 operands are stored in the shader
+  ComplexAlgo c64 = ComplexAlgo::Auto;              // c64: 4 or 3 real products (Auto: by size)
+  std::optional<std::array<uint32_t, 5>> c64_tile;  // BM BN BK TM TN of the c64 tiled kernel
 };
 
 // The M <= 4 quantized matvec: f32 x (Stream), or x quantized to one (I8) or two (I8x2) 8-bit

@@ -1,0 +1,298 @@
+// Launchers of the complex64 family (plans/complex_plan.hpp): elementwise, reductions and the
+// tiled matmul on interleaved (re, im) f32 pairs. Each reads its plan and nothing else; real
+// operands or results of dtypes other than f32 go through the existing cast kernels (run_op).
+#include "webgpu/kernels/complex.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "webgpu/plans/complex_plan.hpp"
+#include "webgpu/plans/matmul_plan.hpp"
+
+namespace wgt::webgpu {
+namespace {
+
+// Mirrors `struct Params` of shaders/complex_ew.wgsl.
+struct EwParams {
+  uint32_t n, rank, out_off, zero;
+  uint32_t off[4];
+  uint32_t shape[8];
+  uint32_t strides[3][8];
+  float f0, f1;
+  uint32_t pad0, pad1;
+};
+static_assert(sizeof(EwParams) == 176, "EwParams must match complex_ew.wgsl's Params");
+
+// Mirrors `struct Params` of shaders/complex_reduce.wgsl.
+struct ReduceParams {
+  uint32_t oshape[8], ostride[8], ishape[8], istride[8];
+  uint32_t orank, irank, n_out, n_red;
+  uint32_t in_off, out_off, zero, pad0;
+};
+static_assert(sizeof(ReduceParams) == 160, "ReduceParams must match complex_reduce.wgsl's Params");
+
+// Mirrors `struct Params` of shaders/complex_matmul.wgsl (complex element units).
+struct MatmulParams {
+  uint32_t M, N, K, batch_base;
+  uint32_t a_off, a_ms, a_ks, o_off;
+  uint32_t b_off, b_ks, b_ns, o_rs;
+  uint32_t o_bs, bd1, bd2, pad0;
+  uint32_t a_bs0, a_bs1, a_bs2, pad1;
+  uint32_t b_bs0, b_bs1, b_bs2, pad2;
+};
+static_assert(sizeof(MatmulParams) == 96, "MatmulParams must match complex_matmul.wgsl's Params");
+
+thread_local std::string g_last;
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(static_cast<uint64_t>(v)); }
+uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// double -> f32 as the CPU's stores round it (beyond the range: +-inf, never UB).
+float to_f32(double v) {
+  constexpr double kMaxRoundsToFinite = 3.4028235677973366e38;
+  if (v >= kMaxRoundsToFinite) return std::numeric_limits<float>::infinity();
+  if (v <= -kMaxRoundsToFinite) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
+
+// Output shape with per-input strides broadcast to it; size-1 dims dropped, dims contiguous in
+// every input merged (fewer divisions per element in the shader).
+void collapse(const Shape& out, const std::vector<const Tensor*>& ins, EwParams& p) {
+  const int rank = static_cast<int>(out.size());
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> strides(ins.size());
+  for (int d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    std::vector<int64_t> s(ins.size());
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const Tensor& t = *ins[k];
+      const int td = d - (rank - t.dim());
+      s[k] = (td < 0 || t.shape()[td] == 1) ? 0 : t.strides()[td];
+    }
+    bool merge = !shape.empty();
+    for (size_t k = 0; k < ins.size() && merge; ++k) merge = strides[k].back() == s[k] * out[d];
+    if (merge) {
+      shape.back() *= out[d];
+      for (size_t k = 0; k < ins.size(); ++k) strides[k].back() = s[k];
+      continue;
+    }
+    shape.push_back(out[d]);
+    for (size_t k = 0; k < ins.size(); ++k) strides[k].push_back(s[k]);
+  }
+  p.rank = static_cast<uint32_t>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) p.shape[d] = u32(shape[d]);
+  for (size_t k = 0; k < ins.size(); ++k) {
+    p.off[k] = u32(ins[k]->offset());
+    for (size_t d = 0; d < shape.size(); ++d) p.strides[k][d] = u32(strides[k][d]);
+  }
+}
+
+void dispatch_1d(Context& ctx, const Pipeline* pipe, std::vector<Arg> args, const void* params, size_t params_size,
+                 uint64_t groups) {
+  if (groups == 0) return;
+  Dispatch d;
+  d.pipeline = pipe;
+  d.args = std::move(args);
+  d.params = params;
+  d.params_size = params_size;
+  auto [gx, gy] = ctx.grid(groups);
+  d.groups_x = gx;
+  d.groups_y = gy;
+  ctx.dispatch(d);
+}
+
+// ---- elementwise ----
+
+void launch_ew(Context& ctx, OpCall& c) {
+  Planned<ComplexEwPlan> planned = plan_complex_ew(Caps::of(ctx), c);
+  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
+  const ComplexEwPlan& plan = planned.plan;
+  g_last = plan.name();
+  const Tensor& out = c.outputs[0];
+  if (out.numel() == 0) return;
+  std::vector<Tensor> ins(c.inputs.begin(), c.inputs.end());
+  if (plan.pre_cast) {  // a real input of another dtype: to f32 first (exact or one rounding, as the CPU)
+    Tensor f = ctx.scratch(ins[0].shape(), DType::F32);
+    OpCall cast{OpKind::Cast, "cast", {ins[0]}, {f}, {}};
+    ctx.run_op(cast);
+    ins[0] = f;
+  }
+  const Tensor dst = plan.post_cast ? ctx.scratch(out.shape(), DType::F32) : out;
+  EwParams p{};
+  p.n = static_cast<uint32_t>(out.numel());
+  p.out_off = static_cast<uint32_t>(dst.offset());
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : ins) ptrs.push_back(&t);
+  collapse(out.shape(), ptrs, p);
+  p.f0 = to_f32(c.attrs.scalar0);
+  const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+  std::vector<Arg> args;
+  for (const Tensor& t : ins) args.push_back(ctx.arg(t));
+  args.push_back(ctx.arg(dst, false));
+  dispatch_1d(ctx, pipe, std::move(args), &p, sizeof p, (uint64_t{p.n} + 255) / 256);
+  if (plan.post_cast) {
+    OpCall cast{OpKind::Cast, "cast", {dst}, {out}, {}};
+    ctx.run_op(cast);
+  }
+}
+
+// ---- reductions ----
+
+struct Dim {
+  int64_t size, stride;
+};
+std::vector<Dim> merge_dims(std::vector<Dim> dims) {
+  std::vector<Dim> out;
+  for (const Dim& d : dims) {
+    if (d.size == 1) continue;
+    if (!out.empty() && out.back().stride == d.stride * d.size) out.back() = {out.back().size * d.size, d.stride};
+    else out.push_back(d);
+  }
+  return out;
+}
+
+void launch_reduce(Context& ctx, OpCall& c) {
+  Planned<ComplexReducePlan> planned = plan_complex_reduce(Caps::of(ctx), c);
+  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
+  const ComplexReducePlan& plan = planned.plan;
+  g_last = plan.name();
+  const Tensor& x = c.inputs[0];
+  const Tensor& out = c.outputs[0];
+  if (out.numel() == 0) return;
+  std::vector<Dim> outer, inner;
+  for (int d = 0; d < x.dim(); ++d) {
+    const bool red = std::find(c.attrs.axes.begin(), c.attrs.axes.end(), d) != c.attrs.axes.end();
+    (red ? inner : outer).push_back({x.shape()[d], x.strides()[d]});
+  }
+  // The output follows the kept dims in order (keepdim only inserts size-1 dims), so merging
+  // kept dims by their input strides keeps the output's row-major order.
+  outer = merge_dims(outer);
+  inner = merge_dims(inner);
+  ReduceParams p{};
+  for (int i = 0; i < 8; ++i) p.oshape[i] = p.ishape[i] = 1;
+  uint64_t n_red = 1;
+  for (size_t i = 0; i < outer.size(); ++i) p.oshape[i] = u32(outer[i].size), p.ostride[i] = u32(outer[i].stride);
+  for (size_t i = 0; i < inner.size(); ++i) {
+    p.ishape[i] = u32(inner[i].size), p.istride[i] = u32(inner[i].stride);
+    n_red *= static_cast<uint64_t>(inner[i].size);
+  }
+  p.orank = static_cast<uint32_t>(outer.size());
+  p.irank = static_cast<uint32_t>(inner.size());
+  p.n_out = static_cast<uint32_t>(out.numel());
+  p.n_red = static_cast<uint32_t>(n_red);
+  p.in_off = u32(x.offset());
+  p.out_off = u32(out.offset());
+  const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+  const bool wg = plan.shader.kernel == ComplexReduceKernel::Workgroup;
+  dispatch_1d(ctx, pipe, {ctx.arg(x), ctx.arg(out, false)}, &p, sizeof p, wg ? p.n_out : (uint64_t{p.n_out} + 255) / 256);
+}
+
+// ---- matmul ----
+
+void launch_matmul(Context& ctx, OpCall& c) {
+  Planned<ComplexMatmulPlan> planned = plan_complex_matmul(Caps::of(ctx), matmul_tuning(), c);
+  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
+  const ComplexMatmulPlan& plan = planned.plan;
+  const ComplexMatmulShader& s = plan.shader;
+  g_last = plan.name();
+  if (c.outputs[0].numel() == 0) return;
+  // With an addend the product goes to a scratch tensor and the add writes the output (one
+  // buffer is never bound for reading and writing in one dispatch).
+  Tensor out = plan.add_after ? ctx.scratch(c.outputs[0].shape(), DType::C64) : c.outputs[0];
+  const bool tb = c.attrs.transpose_b;
+  const Tensor A = plan.compact_a ? ctx.compact(c.inputs[0]) : c.inputs[0];
+  const Tensor B = plan.compact_b ? ctx.compact(c.inputs[1]) : c.inputs[1];
+  const MatmulOperand Ad = matmul_operand(A, false), Bd = matmul_operand(B, tb);
+  const uint64_t M = static_cast<uint64_t>(out.size(-2)), N = static_cast<uint64_t>(out.size(-1));
+  const uint64_t K = static_cast<uint64_t>(A.size(-1));
+  if (K == 0) {  // an empty sum: zeros
+    OpCall fill{OpKind::Fill, "zeros", {}, {out}, {}};
+    fill.attrs.scalar0 = 0.0;
+    ctx.run_op(fill);
+  } else {
+    const BatchDims dims = fold_batch(Ad, Bd, out);
+    // The shader decodes up to three batch dims; further (outer) ones loop here.
+    const size_t host_dims = dims.n > 3 ? dims.n - 3 : 0;
+    std::array<BatchDim, 3> dev{};
+    dev.fill(BatchDim{1, 0, 0, 0});
+    for (size_t i = host_dims; i < dims.n; ++i) dev[3 - (dims.n - i)] = dims.d[i];
+    const uint64_t dev_batch = static_cast<uint64_t>(dev[0].size * dev[1].size * dev[2].size);
+    uint64_t host_batch = 1;
+    for (size_t i = 0; i < host_dims; ++i) host_batch *= static_cast<uint64_t>(dims.d[i].size);
+    const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+    MatmulParams base{};
+    base.K = static_cast<uint32_t>(K);
+    base.a_ms = u32(Ad.rs), base.a_ks = u32(Ad.cs), base.b_ks = u32(Bd.rs), base.b_ns = u32(Bd.cs);
+    base.o_rs = static_cast<uint32_t>(N), base.o_bs = static_cast<uint32_t>(M * N);
+    base.bd1 = u32(dev[1].size), base.bd2 = u32(dev[2].size);
+    base.a_bs0 = u32(dev[0].sa), base.a_bs1 = u32(dev[1].sa), base.a_bs2 = u32(dev[2].sa);
+    base.b_bs0 = u32(dev[0].sb), base.b_bs1 = u32(dev[1].sb), base.b_bs2 = u32(dev[2].sb);
+    const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+    const uint64_t m_chunk = max_groups * s.bm, n_chunk = max_groups * s.bn;
+    const std::vector<Arg> args = {ctx.arg(A), ctx.arg(B), ctx.arg(out, false)};
+    std::vector<int64_t> idx(host_dims, 0);
+    for (uint64_t h = 0; h < host_batch; ++h) {
+      int64_t a_off = A.offset(), b_off = B.offset(), o_off = out.offset();
+      for (size_t d = 0; d < host_dims; ++d)
+        a_off += idx[d] * dims.d[d].sa, b_off += idx[d] * dims.d[d].sb, o_off += idx[d] * dims.d[d].so;
+      for (uint64_t z0 = 0; z0 < dev_batch; z0 += max_groups)
+        for (uint64_t m0 = 0; m0 < M; m0 += m_chunk)
+          for (uint64_t n0 = 0; n0 < N; n0 += n_chunk) {
+            MatmulParams p = base;
+            p.batch_base = static_cast<uint32_t>(z0);
+            p.M = static_cast<uint32_t>(std::min(m_chunk, M - m0));
+            p.N = static_cast<uint32_t>(std::min(n_chunk, N - n0));
+            p.a_off = u32(a_off + static_cast<int64_t>(m0) * Ad.rs);
+            p.b_off = u32(b_off + static_cast<int64_t>(n0) * Bd.cs);
+            p.o_off = u32(o_off + static_cast<int64_t>(m0 * N + n0));
+            Dispatch d;
+            d.pipeline = pipe;
+            d.args = args;
+            d.params = &p;
+            d.params_size = sizeof p;
+            d.groups_x = ceil_div(p.N, s.bn);
+            d.groups_y = ceil_div(p.M, s.bm);
+            d.groups_z = static_cast<uint32_t>(std::min(max_groups, dev_batch - z0));
+            ctx.dispatch(d);
+          }
+      for (int d = static_cast<int>(host_dims) - 1; d >= 0; --d) {  // odometer over host dims
+        if (++idx[d] < dims.d[d].size) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  if (plan.add_after) {
+    OpCall add{OpKind::Binary, "add", {out, c.inputs[2]}, {c.outputs[0]}, {}};
+    add.attrs.binary = BinaryOp::Add;
+    ctx.run_op(add);
+  }
+  g_last = plan.name();
+}
+
+}  // namespace
+
+Support complex_supports(const Context& ctx, const OpCall& call) {
+  const Caps caps = Caps::of(ctx);
+  std::string reject;
+  switch (call.kind) {
+    case OpKind::Reduce: reject = plan_complex_reduce(caps, call).reject; break;
+    case OpKind::MatMul: reject = plan_complex_matmul(caps, matmul_tuning(), call).reject; break;
+    default: reject = plan_complex_ew(caps, call).reject; break;
+  }
+  return reject.empty() ? Support::yes() : Support::no(std::move(reject));
+}
+
+void complex_execute(Context& ctx, OpCall& call) {
+  switch (call.kind) {
+    case OpKind::Reduce: return launch_reduce(ctx, call);
+    case OpKind::MatMul: return launch_matmul(ctx, call);
+    default: return launch_ew(ctx, call);
+  }
+}
+
+const std::string& complex_last_plan() { return g_last; }
+
+}  // namespace wgt::webgpu
