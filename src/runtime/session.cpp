@@ -38,8 +38,11 @@ Session::~Session() noexcept(false) {
 }
 
 void Session::end(bool wait) {
-  if (!backend_) return;
   if (ended_) throw_error(ErrorKind::RuntimeState, "Session::end", "the session has already ended");
+  if (!backend_) {
+    ended_ = true;
+    return;
+  }
   if (std::this_thread::get_id() != thread_)
     throw_error(ErrorKind::RuntimeState, "Session::end", "a session belongs to the thread that opened it");
   close(wait);
