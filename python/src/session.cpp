@@ -39,8 +39,9 @@ py::array mapping_array(wgt::Mapping& m) {
   auto* keep = new std::shared_ptr<const void>(m.memory());
   py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
   void* data = const_cast<uint8_t*>(m.data());
-  if (!data) return py::array(dt, {n});
-  py::array a(dt, {n}, {item}, data, base);
+  const std::vector<py::ssize_t> shape{n}, strides{item};
+  if (!data) return py::array(dt, shape, strides);
+  py::array a(dt, shape, strides, data, base);
   if (m.mode() == wgt::MapMode::Read) a.attr("flags").attr("writeable") = false;
   return a;
 }
