@@ -112,6 +112,14 @@ class Backend {
   virtual void execute(OpCall& call) = 0;
 };
 
+// Monotonic counters of a device backend's submissions (what wgt::Session reports).
+struct SubmissionCounters {
+  uint64_t dispatches = 0;
+  uint64_t submissions = 0;
+  uint64_t host_waits = 0;
+  uint64_t session_splits = 0;  // submissions a device bound forced inside a session
+};
+
 // Device backends also manage memory and transfers.
 class DeviceBackend : public Backend {
  public:
@@ -119,6 +127,16 @@ class DeviceBackend : public Backend {
   virtual void write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) = 0;
   virtual void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) = 0;  // waits
   virtual void synchronize() = 0;
+  // Hands the work recorded so far to the device without waiting for it.
+  virtual void submit() {}
+  virtual SubmissionCounters counters() const { return {}; }
+  // Sessions (wgt/session.hpp), called under the runtime lock. open_session() enters one level
+  // of the calling thread's session on this device and returns whether it is the outermost;
+  // RuntimeState when another thread's session is open here. close_session() leaves one level
+  // (the caller submits and waits first when it was the outermost). A backend that submits
+  // every op at once has nothing to batch and may keep these defaults.
+  virtual bool open_session() { return true; }
+  virtual void close_session() {}
   virtual uint64_t domain() const = 0;
   // Memory accounting for the runtime's budget: every device byte this backend holds
   // (live buffers + pooled free buffers + scratch), and a way to give pooled bytes back.

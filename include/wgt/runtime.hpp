@@ -125,6 +125,9 @@ class Runtime {
   void download(Storage& s);   // device buffer -> host bytes (buffer kept)
   // Reads bytes of a device storage (resident or evicted) into host memory; waits.
   void read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes);
+  // Writes host bytes into a storage (resident: a device write ordered after the ops issued
+  // before; evicted or host: its host bytes); counted as uploaded when it goes to a device.
+  void write_bytes(Storage& s, size_t offset, const void* src, size_t nbytes);
   // Reads a strided device view densely (row-major) into dst of t.nbytes(): its span is
   // gathered on the host, or the view is compacted on its device first when the span is
   // much larger than the view (and the policy lets the device run the copy).

@@ -78,6 +78,14 @@ class Storage : public std::enable_shared_from_this<Storage> {
   bool tracked() const { return tracked_; }  // known to the residency manager
   void set_tracked() { tracked_ = true; }
 
+  // Host mappings (wgt/mapping.hpp, under the runtime lock): the read mappings and the one
+  // write mapping open on this storage. A mapped storage is never evicted.
+  uint32_t map_readers() const { return map_readers_; }
+  bool map_writer() const { return map_writer_; }
+  bool mapped() const { return map_readers_ || map_writer_; }
+  void add_map(bool write) { write ? void(map_writer_ = true) : void(++map_readers_); }
+  void drop_map(bool write) { write ? void(map_writer_ = false) : void(--map_readers_); }
+
  private:
   size_t nbytes_;
   Device device_;
@@ -89,6 +97,8 @@ class Storage : public std::enable_shared_from_this<Storage> {
   uint32_t pin_count_ = 0;
   uint64_t last_use_ = 0;
   bool tracked_ = false;
+  uint32_t map_readers_ = 0;
+  bool map_writer_ = false;
 };
 
 }  // namespace wgt

@@ -9,11 +9,13 @@
 #include "wgt/fft.hpp"
 #include "wgt/gguf.hpp"
 #include "wgt/host_cache.hpp"
+#include "wgt/mapping.hpp"
 #include "wgt/nn.hpp"
 #include "wgt/ops.hpp"
 #include "wgt/profile.hpp"
 #include "wgt/quant.hpp"
 #include "wgt/runtime.hpp"
+#include "wgt/session.hpp"
 #include "wgt/shape.hpp"
 #include "wgt/tensor.hpp"
 

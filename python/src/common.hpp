@@ -56,5 +56,6 @@ void init_nn(py::module_& m);
 void init_quant(py::module_& m);
 void init_model(py::module_& m);
 void init_runtime(py::module_& m);
+void init_session(py::module_& m);
 
 }  // namespace wgtpy

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_wgtensor, m) {
   wgtpy::init_nn(m);
   wgtpy::init_model(m);
   wgtpy::init_runtime(m);
+  wgtpy::init_session(m);
 }

@@ -71,17 +71,8 @@ std::vector<Tensor> Runtime::run_written_on_host(OpCall& call, Backend& cpu, con
   hcall.outputs.clear();
   for (const auto& o : outs) hcall.outputs.push_back(Tensor::empty(o.shape, o.dtype, Device::cpu()));
   cpu.execute(hcall);
-  for (auto& [st, sp] : spans) {
-    const size_t begin = static_cast<size_t>(sp.lo) * sp.es, nbytes = sp.host->nbytes();
-    if (st->resident()) {
-      // write() submits the recorded batch first, so the bytes land after every dispatch
-      // recorded before this call and before every later one.
-      device_backend(st->device(), call.name.c_str()).write(*st->buffer(), begin, sp.host->host_data(), nbytes);
-      stats_.bytes_uploaded += nbytes;
-    } else {
-      std::memcpy(st->host_data() + begin, sp.host->host_data(), nbytes);  // evicted: its host copy is the data
-    }
-  }
+  for (auto& [st, sp] : spans)  // into the device buffer, or the host copy of an evicted storage
+    write_bytes(*st, static_cast<size_t>(sp.lo) * sp.es, sp.host->host_data(), sp.host->nbytes());
   return hcall.outputs;
 }
 

@@ -108,7 +108,8 @@ bool Runtime::make_room(Device d, uint64_t nbytes, const char* op) {
   // Evict least-recently-used unpinned storages that the op in flight does not use.
   std::vector<std::shared_ptr<Storage>> candidates;
   for (auto& r : residents_)
-    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && !s->pinned() && s->last_use() < protect_from_)
+    if (auto s = r.storage.lock(); s && s->device() == d && s->resident() && !s->pinned() && !s->mapped() &&
+                                   s->last_use() < protect_from_)
       candidates.push_back(std::move(s));
   std::sort(candidates.begin(), candidates.end(),
             [](const auto& a, const auto& c) { return a->last_use() < c->last_use(); });
@@ -128,7 +129,7 @@ uint64_t Runtime::unevictable_bytes(Device d) {
   for (auto& r : residents_)
     if (auto s = r.storage.lock(); s && s->device() == d && s->resident()) {
       resident += s->nbytes();
-      if (s->pinned()) pinned += s->nbytes();
+      if (s->pinned() || s->mapped()) pinned += s->nbytes();  // a mapped storage is not evicted either
     }
   // What the backend holds beyond tensors and its free pool (uniform rings, scratch) is no
   // more evictable than a pinned tensor.

@@ -116,10 +116,13 @@ void Runtime::download(Storage& s) {
 }
 
 void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
-  if (offset + nbytes > s.nbytes())
+  if (offset > s.nbytes() || nbytes > s.nbytes() - offset)
     throw_error(ErrorKind::OutOfRange, "read_bytes", "range exceeds storage of " + std::to_string(s.nbytes()) + " bytes");
   if (nbytes == 0) return;
   auto lk = lock();  // residency and the device's read path
+  if (s.map_writer() && !s.device().is_cpu())
+    throw_error(ErrorKind::RuntimeState, "download",
+                "the tensor is mapped for writing (wgt::map_write): its device bytes are stale until unmap()");
   if (s.resident()) {
     DeviceBackend& b = device_backend(s.device(), "download");
     {  // The read goes through a staging buffer of nbytes: room is made for it where the
@@ -136,6 +139,41 @@ void Runtime::read_bytes(Storage& s, size_t offset, void* dst, size_t nbytes) {
     std::memcpy(dst, s.host_data() + offset, nbytes);
   } else {
     throw_error(ErrorKind::RuntimeState, "read_bytes", "storage has neither a device buffer nor host bytes");
+  }
+}
+
+void Runtime::write_bytes(Storage& s, size_t offset, const void* src, size_t nbytes) {
+  if (offset > s.nbytes() || nbytes > s.nbytes() - offset)
+    throw_error(ErrorKind::OutOfRange, "write_bytes", "range exceeds storage of " + std::to_string(s.nbytes()) + " bytes");
+  if (nbytes == 0) return;
+  auto lk = lock();
+  if (s.resident()) {
+    // write() submits the recorded batch first (or, inside a Session, records the copy after
+    // it), so the bytes land after every op issued before and before every later one.
+    device_backend(s.device(), "upload").write(*s.buffer(), offset, src, nbytes);
+    stats_.bytes_uploaded += nbytes;
+  } else if (s.has_host()) {
+    std::memcpy(s.host_data() + offset, src, nbytes);  // a host or evicted storage: its host bytes are the data
+  } else {
+    throw_error(ErrorKind::RuntimeState, "write_bytes", "storage has neither a device buffer nor host bytes");
+  }
+}
+
+// Mapped tensors (wgt/mapping.hpp): an op may read a read-mapped tensor, never a write-mapped
+// one (its bytes are not written back yet), and writes no mapped tensor in place (the view
+// would change under its reader, or the write-back would undo the op).
+static void check_mappings(const OpCall& call) {
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& in = call.inputs[i];
+    if (!in.defined() || !in.storage()->mapped()) continue;
+    const bool written = i < 32 && (call.mutates & (1u << i));
+    if (in.storage()->map_writer() || written)
+      throw_error(ErrorKind::RuntimeState, call.name,
+                  describe(call) + ": input " + std::to_string(i) + " is mapped for " +
+                      (in.storage()->map_writer() ? "writing" : "reading") + " (wgt::map_" +
+                      (in.storage()->map_writer() ? "write" : "read") + ") and " +
+                      (written ? "would be written in place" : "its bytes are not written back yet") +
+                      "; unmap() it first");
   }
 }
 
@@ -225,6 +263,7 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
                   describe(call) + ": the tensor written in place must be defined and live on " + target.str());
     (w.device().is_cpu() ? writes_host : writes_device) = true;
   }
+  check_mappings(call);
   auto refuse = [&](const std::string& why) {
     // The advice depends on what could have run it: gpu-strict forbids the CPU whatever the
     // inputs' device; otherwise the fallback is the switch, and moving device inputs to the host.

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct BatchStats {
   uint64_t passes = 0;               // compute passes recorded: one per batch, or one per dispatch when profiling
   uint64_t timed_dispatches = 0;     // dispatches with GPU timestamps (profiling mode)
   uint64_t early_submits = 0;        // batches submitted early because the device was idle
+  uint64_t session_splits = 0;       // submissions a device bound forced inside a session
+  uint64_t session_copies = 0;       // uploads recorded into a session's command buffer
 };
 
 // GPU time of whole batches (batch timing mode): one timestamp at the beginning and one at
@@ -64,6 +67,10 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) override;
   void read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) override;
   void synchronize() override;
+  void submit() override { flush(); }
+  SubmissionCounters counters() const override;         // webgpu_session.cpp
+  bool open_session() override;                         // webgpu_session.cpp
+  void close_session() override;
   uint64_t domain() const override { return domain_; }
   uint64_t bytes_allocated() const override;
   uint64_t bytes_pooled() const override;
@@ -82,7 +89,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   const Pipeline* find_pipeline(const PipelineKey& id) override;
   void remember_pipeline(const PipelineKey& id, const Pipeline* p) override;
   void dispatch(const Dispatch& d) override;
-  void flush() override;
+  void flush() override;  // RuntimeState from a thread other than an open session's
   Tensor compact(const Tensor& t) override;
   Tensor scratch(const Shape& shape, DType dtype) override;
   void run_op(OpCall& call) override;
@@ -152,6 +159,19 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void map_read(api::Buffer buf, size_t size, size_t off, void* dst, size_t n, const char* op,
                 const std::function<void()>& on_wait_error, uint32_t* last_word = nullptr);
   void wait_idle(const char* op);
+  // Sessions (webgpu_session.cpp). While one is open (session_depth_ > 0) the batch limit and
+  // early submission are suspended, and every entry point that records or submits device work
+  // (dispatch, write, read, flush, synchronize) refuses other threads with RuntimeState:
+  // their work would land in the session's command buffer.
+  void session_guard(const char* op) const {
+    if (session_depth_ && std::this_thread::get_id() != session_owner_) refuse_other_thread(op);
+  }
+  [[noreturn]] void refuse_other_thread(const char* op) const;
+  // A queue write inside a session with recorded dispatches: a queue write would land before
+  // them, so the bytes go to a fresh staging buffer that the session's command buffer copies
+  // into place, after the work recorded so far. False when the open batch cannot take the
+  // copy (a profiled or timed batch: its passes carry timestamps), then the caller flushes.
+  bool record_write(api::Buffer dst, size_t offset, const void* src, size_t nbytes);
   api::Buffer raw(const DeviceBuffer& b, const char* op) const;
   void drop_bind_groups();
   void ensure_query_set();
@@ -189,6 +209,8 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;
   uint32_t early_batch_ = 8;
+  std::thread::id session_owner_;
+  uint32_t session_depth_ = 0;
   BatchStats stats_;
   api::Buffer arena_ = nullptr;
   size_t arena_capacity_ = 0;

@@ -53,6 +53,7 @@ void WebGPUBackend::begin_batch() {
 
 void WebGPUBackend::dispatch(const Dispatch& d) {
   hostprof::Scope prof(hostprof::Dispatch);
+  session_guard("webgpu::dispatch");
   if (!d.pipeline) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "null pipeline");
   if (d.args.size() > limits().max_storage_buffers_per_shader_stage)
     throw_error(ErrorKind::Unsupported, "webgpu::dispatch",
@@ -64,9 +65,19 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   const size_t align = std::max<size_t>(256, limits().min_uniform_buffer_offset_alignment);
   const size_t psize = round_up(d.params_size, 16);
   if (psize > 65536) throw_error(ErrorKind::InvalidArgument, "webgpu::dispatch", "params struct above 64 KiB");
-  if (batch_ && round_up(batch_->arena.size(), align) + psize > arena_capacity_) flush();
+  if (batch_ && round_up(batch_->arena.size(), align) + psize > arena_capacity_) {
+    if (session_depth_) ++stats_.session_splits;  // the arena is written once per submission
+    flush();
+  }
   if (!batch_) begin_batch();
   const Procs& p = dev_->p();
+  if (!batch_->pass && !batch_->profiled) {
+    // A copy recorded inside a session (record_write) ended the batch's compute pass.
+    ComputePassDescriptor cd;
+    batch_->pass = p.CommandEncoderBeginComputePass(batch_->encoder, &cd);
+    batch_->last_pipeline = nullptr;
+    ++stats_.passes;
+  }
 
   // Entries live on the stack for the usual binding counts (no heap allocation per dispatch).
   const size_t n_entries = d.args.size() + (d.params_size ? 1 : 0);
@@ -164,9 +175,14 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   }
   ++stats_.dispatches;
   // A profiled batch also ends when its query set is full (set_max_batch may have grown).
-  const uint32_t limit = batch_->profiled ? std::min(max_batch_, query_count_ / 2) : max_batch_;
+  // A session suspends the batch limit and early submission: only the query set bounds it.
+  const uint32_t limit = session_depth_ ? (batch_->profiled ? query_count_ / 2 : UINT32_MAX)
+                         : batch_->profiled ? std::min(max_batch_, query_count_ / 2) : max_batch_;
   if (++batch_->dispatches >= limit) {
+    if (session_depth_) ++stats_.session_splits;
     flush();
+  } else if (session_depth_) {
+    // recorded for the session's submission
   } else if (early_batch_ && !batch_->profiled && batch_->dispatches % early_batch_ == 0 && in_flight_->idle()) {
     // The device is idle: hand it what is recorded so far rather than let it wait for the rest.
     ++stats_.early_submits;
@@ -174,7 +190,10 @@ void WebGPUBackend::dispatch(const Dispatch& d) {
   }
 }
 
-void WebGPUBackend::flush() { flush_with(nullptr); }
+void WebGPUBackend::flush() {
+  session_guard("flush");
+  flush_with(nullptr);
+}
 
 void WebGPUBackend::flush_with(const TailCopy* tail) {
   if (!batch_) return;

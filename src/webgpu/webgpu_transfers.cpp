@@ -14,17 +14,24 @@ namespace wgt::webgpu {
 using namespace api;
 
 void WebGPUBackend::write(const DeviceBuffer& dst, size_t offset, const void* src, size_t nbytes) {
+  session_guard("write");
   Buffer buf = raw(dst, "write");
   if (offset + nbytes > dst.nbytes() || offset + nbytes < offset)
     throw_error(ErrorKind::OutOfRange, "write", "range [" + std::to_string(offset) + ", +" + std::to_string(nbytes) +
                                                     ") exceeds the " + std::to_string(dst.nbytes()) + "-byte buffer");
   if (nbytes == 0) return;
-  // Queue writes run before the batch still being recorded: submit it first so a recorded
-  // kernel never sees data written "after" it.
-  if (batch_ && batch_->dispatches) flush();
   const size_t begin = offset & ~size_t{3};
   const size_t end = round_up(offset + nbytes, 4);
-  if (begin == offset && (end == offset + nbytes || offset + nbytes == dst.nbytes())) {
+  const bool whole_words = begin == offset && (end == offset + nbytes || offset + nbytes == dst.nbytes());
+  // Queue writes run before the batch still being recorded: submit it first so a recorded
+  // kernel never sees data written "after" it. Inside a session the write is recorded after
+  // that work instead, so the session stays one submission.
+  if (batch_ && batch_->dispatches) {
+    if (session_depth_ && whole_words && record_write(buf, offset, src, nbytes)) return;
+    if (session_depth_) ++stats_.session_splits;
+    flush();
+  }
+  if (whole_words) {
     const size_t main = nbytes & ~size_t{3};
     if (main) dev_->p().QueueWriteBuffer(dev_->queue(), buf, offset, src, main);
     if (main != nbytes) {
@@ -45,6 +52,7 @@ void WebGPUBackend::write(const DeviceBuffer& dst, size_t offset, const void* sr
 }
 
 void WebGPUBackend::read(const DeviceBuffer& src, size_t offset, void* dst, size_t nbytes) {
+  session_guard("read");
   Buffer buf = raw(src, "read");
   if (offset + nbytes > src.nbytes() || offset + nbytes < offset)
     throw_error(ErrorKind::OutOfRange, "read", "range [" + std::to_string(offset) + ", +" + std::to_string(nbytes) +
@@ -183,6 +191,7 @@ void WebGPUBackend::wait_idle(const char* op) {
 }
 
 void WebGPUBackend::synchronize() {
+  session_guard("synchronize");
   flush();
   dev_->check("synchronize");
   wait_idle("synchronize");
