@@ -268,12 +268,15 @@ SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::
     return p;
   }
   // Skewed: a few rows far longer than the typical one would leave a thread-per-row or
-  // fixed-lanes kernel waiting on them (the tail). The merge path splits the work evenly
-  // whatever the row lengths, with coalesced reads of indptr and the output (the binned
-  // schedule reaches rows through its row lists).
+  // fixed-lanes kernel waiting on them (the tail). For SpMM the merge path splits the work
+  // evenly whatever the row lengths, with coalesced reads of indptr and the output. For SpMV
+  // the binned schedule (each row length class with its own lanes) measured twice as fast on
+  // the H200's R-MAT (BENCHMARKS.md): the merge path's partition and fix-up passes cost more
+  // than a single column saves; without the row lists the merge path is still taken.
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
   if (skewed) {
-    p.schedule = SparseSchedule::MergePath;
+    p.schedule = n == 1 && has_bins ? SparseSchedule::Binned : SparseSchedule::MergePath;
+    p.lanes = lanes_for(std::max(s.mean_len, 8.0));
   } else if (s.mean_len <= 6 || n >= 32) {
     // SpMM with many dense columns already has a thread per output column.
     p.schedule = s.max_len > 256 ? SparseSchedule::GroupPerRow : SparseSchedule::ThreadPerRow;

@@ -62,10 +62,13 @@ TEST(SparseSchedule, ChoiceFromRowStatistics) {
   EXPECT_EQ(g.lanes, 4);
   EXPECT_EQ(choose_schedule(stats(1000, 16, 20, 0.1), 64, true).schedule, SparseSchedule::ThreadPerRow);
   EXPECT_EQ(choose_schedule(stats(1000, 16, 300, 0.5), 64, true).schedule, SparseSchedule::GroupPerRow);
-  // Skewed (power law): the merge path, for SpMV and SpMM, with or without bins.
-  for (int64_t n : {1, 64})
-    for (bool bins : {true, false})
-      EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), n, bins).schedule, SparseSchedule::MergePath);
+  // Skewed (power law): SpMV binned where the row lists exist, else the merge path; SpMM the
+  // merge path.
+  for (bool bins : {true, false}) {
+    EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), 64, bins).schedule, SparseSchedule::MergePath);
+    EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), 1, bins).schedule,
+              bins ? SparseSchedule::Binned : SparseSchedule::MergePath);
+  }
   // A long maximum alone is not skew when the rows are alike (cv <= 1).
   EXPECT_NE(choose_schedule(stats(1000, 100, 900, 0.5), 1, true).schedule, SparseSchedule::MergePath);
   // Forced: as asked, except Binned without the row lists.
@@ -75,7 +78,7 @@ TEST(SparseSchedule, ChoiceFromRowStatistics) {
   EXPECT_EQ(choose_schedule(stats(1000, 5, 6, 0.2), 1, false, SparseSchedule::Binned).schedule,
             SparseSchedule::GroupPerRow);
   // The generated families of the benchmarks.
-  EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::rmat(12, 16, 22)), 1).schedule, SparseSchedule::MergePath);
+  EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::rmat(12, 16, 22)), 64).schedule, SparseSchedule::MergePath);
   EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::laplacian_2d(64)), 1).schedule, SparseSchedule::ThreadPerRow);
   EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::uniform(4096, 4096, 16, 21)), 1).schedule,
             SparseSchedule::GroupPerRow);
