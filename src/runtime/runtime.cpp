@@ -206,6 +206,8 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
   // kernel runs on host copies of the written spans, which are written back (run_written_on_host).
   bool host_round_trip = false;
   Backend& cpu = cpu_backend();
+  call.plan.reset();  // a plan of an earlier run of this OpCall is not this run's
+  call.plan_by = nullptr;
   call.out_specs.clear();
   for (const auto& o : outs) call.out_specs.emplace_back(o.shape, o.dtype);
   // Capability checks see the outputs' shapes and dtypes through storage-less placeholders.
@@ -272,6 +274,8 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
       chosen = &cpu;
     } else if (Support s = gpu->supports(call); s.ok) {
       chosen = gpu;
+      call.plan = std::move(s.plan);  // handed to execute: the kernel is chosen once per call
+      call.plan_by = gpu;
       if (target.is_webgpu()) reason = &resident_reason(target);
       else reason_text = "work above threshold";
     } else {
@@ -315,8 +319,14 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
     if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
     if (!in.defined()) continue;
-    if (in.device() != dev) in = dev.is_cpu() ? to_host_span(*this, in) : in.to(dev);
-    else if (dev.is_webgpu()) make_resident(*in.storage(), call.name.c_str());
+    if (in.device() != dev) {
+      in = dev.is_cpu() ? to_host_span(*this, in) : in.to(dev);
+      // The plan saw the input where it was (a moved view may be compacted): plan again.
+      call.plan.reset();
+      call.plan_by = nullptr;
+    } else if (dev.is_webgpu()) {
+      make_resident(*in.storage(), call.name.c_str());
+    }
   }
   if (dev.is_webgpu()) {
     uint64_t out_bytes = 0;

@@ -14,6 +14,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,9 +74,6 @@ struct PipelineKey {
   std::array<uint64_t, 4> w{};
   bool operator==(const PipelineKey&) const = default;
 };
-// The older name, kept while the launchers outside the plan families (elementwise, nn) still
-// pack their parameters by hand.
-using VariantId = PipelineKey;
 
 struct Arg {
   const DeviceBuffer* buffer = nullptr;
@@ -162,19 +160,55 @@ class Context {
 };
 
 // ---- kernel registry ----
+// A planned family's entry for one op kind: `plan` is the capability check, which returns the
+// family's typed plan type-erased in Support::plan (so supports() and execute() share one
+// plan per call), and `encode` records that plan's dispatches.
+using KernelPlan = Support (*)(const Context&, const OpCall&);
+using KernelEncode = void (*)(Context&, OpCall&, const void* plan);
+// A family without a typed plan (sparse): a check, and a launcher that decides again.
 using KernelCheck = Support (*)(const Context&, const OpCall&);
 using KernelLaunch = void (*)(Context&, OpCall&);
 
+// Plans computed by planned entries since the process started (every plan() call, rejects
+// included): a test hook to check that a call is planned once.
+uint64_t kernel_plans_computed();
+void count_kernel_plan();
+
 struct KernelEntry {
   OpKind kind;
-  KernelCheck check;
-  KernelLaunch launch;
+  KernelPlan plan = nullptr;  // planned family
+  KernelEncode encode = nullptr;
+  KernelCheck check = nullptr;  // family without a plan
+  KernelLaunch launch = nullptr;
+};
+
+// Adapts a family's Plan (Planned<P> (*)(const Context&, const OpCall&)) and Encode
+// (void (*)(Context&, OpCall&, const P&)) to the registry's type-erased signatures.
+template <class P, auto Plan, auto Encode>
+struct PlannedKernel {
+  static Support plan(const Context& ctx, const OpCall& call) {
+    count_kernel_plan();
+    auto p = Plan(ctx, call);
+    if (!p.ok()) return Support::no(std::move(p.reject));
+    return Support::yes(std::make_shared<const P>(std::move(p.plan)));
+  }
+  static void encode(Context& ctx, OpCall& call, const void* plan) { Encode(ctx, call, *static_cast<const P*>(plan)); }
 };
 
 class KernelRegistry {
  public:
-  void add(OpKind kind, KernelCheck check, KernelLaunch launch) { entries_.push_back({kind, check, launch}); }
-  const std::vector<KernelEntry>& entries() const { return entries_; }
+  template <class P, auto Plan, auto Encode>
+  void add_planned(OpKind kind) {
+    entries_.push_back({kind, &PlannedKernel<P, Plan, Encode>::plan, &PlannedKernel<P, Plan, Encode>::encode});
+  }
+  void add(OpKind kind, KernelCheck check, KernelLaunch launch) {
+    entries_.push_back({kind, nullptr, nullptr, check, launch});
+  }
+  const KernelEntry* find(OpKind kind) const {
+    for (const auto& e : entries_)
+      if (e.kind == kind) return &e;
+    return nullptr;
+  }
 
  private:
   std::vector<KernelEntry> entries_;

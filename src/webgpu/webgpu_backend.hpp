@@ -181,10 +181,10 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   // PipelineKey -> pipeline (an entry of pipelines_, so valid as long as this backend), one map
   // per layout mode (index: bind_cache_), since pipeline() keys on that mode too.
-  struct VariantIdHash {
+  struct PipelineKeyHash {
     size_t operator()(const PipelineKey& id) const;
   };
-  std::unordered_map<PipelineKey, const Pipeline*, VariantIdHash> variant_ids_[2];
+  std::unordered_map<PipelineKey, const Pipeline*, PipelineKeyHash> keyed_pipelines_[2];
   std::unique_ptr<Batch> batch_;
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;

@@ -194,10 +194,10 @@ TEST(WebGPU, BindGroupsAreReusedAcrossDispatches) {
   EXPECT_EQ(x.to_vector<float>()[0], 212.f);
 }
 
-// Launchers that look their pipeline up by VariantId (the f32 vec4 add here, the quantized
+// Launchers that look their pipeline up by a PipelineKey (the f32 vec4 add here, the quantized
 // matvec) must still follow the layout mode: a pipeline remembered with the bind cache on
 // has the explicit layout (bind groups reused), one asked for with it off the automatic one.
-TEST(WebGPU, VariantIdPipelinesFollowTheBindCacheMode) {
+TEST(WebGPU, KeyedPipelinesFollowTheBindCacheMode) {
   auto& b = backend();
   b.synchronize();
   const bool saved = b.bind_cache();
