@@ -75,6 +75,16 @@ std::vector<DeviceBackend*> Runtime::device_backends() const {
   return out;
 }
 
+DeviceBackend& Runtime::add_device_backend(const std::function<std::unique_ptr<DeviceBackend>(int index)>& make) {
+  auto lk = lock();
+  (void)backends_->device(0, nullptr);  // the providers' backends come first
+  const int index = static_cast<int>(backends_->devices().size());
+  std::unique_ptr<DeviceBackend> b = make(index);
+  DeviceBackend& ref = *b;
+  backends_->add_device(std::move(b));
+  return ref;
+}
+
 DeviceBackend& Runtime::device_backend(Device d, const char* op) {
   if (d.is_cpu()) throw_error(ErrorKind::InvalidArgument, op, "cpu is not a device backend");
   std::string why;

@@ -41,7 +41,10 @@ Buffer create_buffer(const DawnDevice& d, Flags usage, uint64_t size, const char
 }
 
 WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index)
-    : dev_(std::make_unique<DawnDevice>(inst, adapter_index)),
+    : WebGPUBackend(std::make_unique<DawnDevice>(inst, adapter_index), device_index) {}
+
+WebGPUBackend::WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index)
+    : dev_(std::move(dev)),
       in_flight_(std::make_unique<SubmissionQueue>(*dev_)),
       index_(device_index),
       domain_(new_domain()) {

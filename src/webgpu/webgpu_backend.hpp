@@ -53,6 +53,8 @@ class BufferPool;
 class WebGPUBackend final : public DeviceBackend, public Context {
  public:
   WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index);
+  // Over a device made elsewhere (DawnDevice's adopting constructor), as Device::webgpu(device_index).
+  WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index);
   ~WebGPUBackend() override;
 
   // ---- wgt::DeviceBackend ----
@@ -70,7 +72,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
   uint64_t memory_heap_bytes() const override { return dev_->desc().memory_heap_bytes; }
-  void* native_instance() const override { return dev_->instance().handle(); }
+  void* native_instance() const override { return dev_->instance_handle(); }
   void* native_device() const override { return dev_->handle(); }
 
   // ---- webgpu::Context ----

@@ -120,8 +120,8 @@ TEST(WebGPU, OversizeTensorIsUnsupported) {
 
 TEST(WebGPU, ShaderCompileErrorIsTyped) {
   auto& b = backend();
-  webgpu::ShaderVariant bad{"unary", {{"CT", "f32"}, {"LOAD_A", "ld_f32_f32"}, {"A_PW", "1"}, {"STORE", "st_f32_f32"},
-                                      {"OP", "no_such_function(x)"}, {"OUT_PW", "1"}}};
+  webgpu::ShaderVariant bad{"unary", {{"CT", "f32"}, {"CT_I32", "false"}, {"BINARY", "false"}, {"LOAD_A", "no_such_function"},
+                                      {"A_PW", "1"}, {"STORE", "st_f32_f32"}, {"OP", "0"}, {"OUT_PW", "1"}}};
   try {
     b.pipeline(bad);
     FAIL() << "bad WGSL compiled";
