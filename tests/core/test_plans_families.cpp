@@ -10,6 +10,7 @@
 
 #include "webgpu/plans/attention_plan.hpp"
 #include "webgpu/plans/elementwise_plan.hpp"
+#include "webgpu/plans/index_plan.hpp"
 #include "webgpu/plans/nn_plan.hpp"
 #include "webgpu/plans/reduce_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -329,4 +330,31 @@ TEST(AttentionPlan, RejectsWhatNoKernelFits) {
   mixed.inputs[2] = t({4, 2, 8}, DType::F16);
   EXPECT_FALSE(plan_attention(defaults().caps(), {}, mixed).ok());
   EXPECT_TRUE(ok(plan_attention(defaults().caps(), {}, attn(1, 0, 8, 4, 0))).empty);
+}
+
+// ---- indexing ----
+
+TEST(IndexPlan, ElementSizeAndIndexWidthSelectTheShader) {
+  const Adapter ad = defaults();
+  OpCall g{OpKind::Gather, "gather", {t({4, 6}, DType::F16), t({4, 2}, DType::I64)}, {t({4, 2}, DType::F16)}, {}};
+  g.attrs.axis = 1;
+  const IndexPlan p = ok(plan_index(ad.caps(), g));
+  EXPECT_EQ(p.shader.kernel, IndexKernel::Gather);
+  EXPECT_EQ(p.shader.elem_bytes, 2);
+  EXPECT_EQ(p.shader.index_words, 2);
+  expect_expands(p.variant(), "gather");
+  g.inputs[1] = t({4, 2}, DType::I32);
+  const IndexPlan p32 = ok(plan_index(ad.caps(), g));
+  EXPECT_EQ(p32.shader.index_words, 1);
+  EXPECT_FALSE(p32.key() == p.key());
+  g.inputs[1] = t({4, 2}, DType::F32);
+  EXPECT_FALSE(plan_index(ad.caps(), g).ok());
+  OpCall c{OpKind::Concat, "concat", {t({2, 3}, DType::I64), t({2, 5}, DType::I64)}, {t({2, 8}, DType::I64)}, {}};
+  c.attrs.axis = 1;
+  const IndexPlan pc = ok(plan_index(ad.caps(), c));
+  EXPECT_EQ(pc.shader.kernel, IndexKernel::Concat);
+  EXPECT_EQ(pc.shader.elem_bytes, 8);
+  expect_expands(pc.variant(), "concat");
+  c.inputs[1] = t({2, 5}, DType::I32);
+  EXPECT_FALSE(plan_index(ad.caps(), c).ok());
 }

@@ -25,6 +25,7 @@ TEST_F(WebGpuPlanOnce, EveryFamilyPlansACallOnce) {
   const Tensor w = rand_uniform({32, 5}, 13, -1.0, 1.0).to(gpu);
   const Tensor q = rand_uniform({3, 4, 8}, 14, -1.0, 1.0).to(gpu), k = rand_uniform({5, 2, 8}, 15, -1.0, 1.0).to(gpu);
   const Tensor v = rand_uniform({5, 2, 8}, 16, -1.0, 1.0).to(gpu);
+  const Tensor idx = full({3}, 2.0, DType::I32).to(gpu);
   const std::vector<std::pair<std::string, std::function<Tensor()>>> ops = {
       {"add (vec4)", [&] { return add(a, b); }},
       {"mul (strided)", [&] { return mul(a.t(), b.t()); }},
@@ -36,6 +37,8 @@ TEST_F(WebGpuPlanOnce, EveryFamilyPlansACallOnce) {
       {"matmul", [&] { return matmul(a, w); }},
       {"silu_mul", [&] { return silu_mul(a, b); }},
       {"attention", [&] { return attention(q, k, v); }},
+      {"concat", [&] { return concat({a, b}, 0); }},
+      {"index_select", [&] { return index_select(a, 1, idx); }},
   };
   for (const auto& [what, op] : ops) {
     SCOPED_TRACE(what);

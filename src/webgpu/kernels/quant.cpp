@@ -75,7 +75,7 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   if (threads == 0) return;
   Dispatch d;
   static const char family = 0;
-  d.pipeline = ctx.pipeline(PipelineKey{&family, {static_cast<uint64_t>(t)}}, [&] {
+  d.pipeline = ctx.pipeline(make_key(&family, static_cast<uint8_t>(t)), [&] {
     return ShaderVariant{"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", qdecode_part(t)}}};
   });
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
@@ -187,7 +187,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   if (threads == 0) return;
   Dispatch d;
   static const char family = 0;
-  d.pipeline = ctx.pipeline(PipelineKey{&family, {static_cast<uint64_t>(t)}}, [&] {
+  d.pipeline = ctx.pipeline(make_key(&family, static_cast<uint8_t>(t)), [&] {
     return ShaderVariant{"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", qdecode_part(t)}}};
   });
   const Context::StatusFlag st = ctx.status_flag(c.name.c_str());
