@@ -3,12 +3,16 @@
 // the non-virtual helpers live in src/webgpu/context.cpp.
 //
 // Conventions for kernels (see docs/webgpu.md):
-//  * A kernel = one .wgsl file in src/webgpu/shaders/ + one launcher in src/webgpu/kernels/.
+//  * A kernel family = its .wgsl files in src/webgpu/shaders/, a pure plan in
+//    src/webgpu/plans/<family>_plan.* (the kernel choice and supports()'s answer) and an
+//    encoder in src/webgpu/kernels/<family>.cpp, registered with KernelRegistry::add_planned.
 //  * Storage bindings 0..n-1 in the order of Dispatch::args, then (if params_size > 0) the
 //    params uniform at binding n, all in @group(0). Pipelines use the automatic layout.
 //  * Tensors are bound whole (binding offset 0); element offsets/strides travel in params.
-//  * Shader variants: every "{{NAME}}" in the source is replaced by the define's value, and a
-//    line `#include "other"` is replaced by the embedded shader `other` (e.g. common code).
+//  * Shader variants: the plan's defines drive the preprocessor (shader_registry.hpp): #if /
+//    #ifdef blocks select code, every "{{NAME}}" is replaced by the define's value (numbers,
+//    type and include names; no WGSL expressions built in C++), and a line `#include "other"`
+//    is replaced by the embedded shader `other` (e.g. common code).
 //  * Device buffers are sized up to a multiple of 4 bytes, so u8/bool/f16 data can be read
 //    as array<u32>.
 #pragma once
