@@ -85,6 +85,13 @@ struct OpCall {
   // Bit i set: the op writes inputs[i] in place (RoPE in place, KV-cache appends). The runtime
   // then runs it on the backend of that tensor's device and never moves that tensor.
   uint32_t mutates = 0;
+  // The plan the backend `plan_by` made of this very call in supports() (Support::plan), handed
+  // to its execute() by the runtime so a kernel is chosen once per call. Opaque outside that
+  // backend. The runtime sets it only when nothing the plan saw changed between the check and
+  // the execution (no input moved); the backend takes it (leaving it empty) when it executes,
+  // so copies of the call made by a launcher never carry a plan of another call.
+  std::shared_ptr<const void> plan{};
+  const void* plan_by = nullptr;
 };
 
 // Splitting a call with a prologue (attrs.prologue != None; its operand is the last input)
@@ -97,8 +104,11 @@ OpCall without_prologue(const OpCall& call, Tensor transformed);
 struct Support {
   bool ok = true;
   std::string reason;  // why not, when !ok
-  static Support yes() { return {}; }
-  static Support no(std::string why) { return {false, std::move(why)}; }
+  // When ok: the backend's private plan of the call (kernel choice), or null. The runtime
+  // passes it on to execute() through OpCall::plan.
+  std::shared_ptr<const void> plan{};
+  static Support yes(std::shared_ptr<const void> plan = nullptr) { return {true, {}, std::move(plan)}; }
+  static Support no(std::string why) { return {false, std::move(why), nullptr}; }
 };
 
 class Backend {
@@ -107,8 +117,10 @@ class Backend {
   virtual std::string name() const = 0;  // "cpu-reference", "cpu-fast", "webgpu:0"
   virtual Device device() const = 0;
   // Capability check: can this backend run the call (dtypes, ranks, sizes, device limits)?
+  // A backend that plans its kernels returns the plan with the yes (Support::plan).
   virtual Support supports(const OpCall& call) const = 0;
   // Runs the call. Inputs and outputs are on device(). May be asynchronous on device backends.
+  // call.plan, when call.plan_by is this backend, is the plan of this call from supports().
   virtual void execute(OpCall& call) = 0;
 };
 

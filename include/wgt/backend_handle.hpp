@@ -19,9 +19,13 @@ class BackendHandle {
   // The default adapter's backend (ordinal 0).
   static BackendHandle webgpu_default() { return webgpu(0); }
   // The backend whose Dawn instance and device are these handles (WGPUInstance, WGPUDevice
-  // passed as opaque pointers), for code that shares the device with wgtensor: the handles
-  // returned by native_instance() / native_device(). Adopting a device created outside
-  // wgtensor is not supported: BackendInit says so.
+  // passed as opaque pointers), for code that shares the device with wgtensor: one of
+  // wgtensor's own (the handles native_instance() / native_device() return), or a device the
+  // caller created with the Dawn library wgtensor loaded, on an instance with TimedWaitAny.
+  // Such a device is adopted once (a later call returns the same backend) as a new
+  // Device::webgpu(i): wgtensor takes its own references to the instance and device, reads
+  // the features and limits the device was created with, and never destroys it; its lost /
+  // uncaptured-error callbacks stay the caller's. BackendInit when Dawn cannot be loaded.
   static BackendHandle from_dawn(void* wgpu_instance, void* wgpu_device);
   // The CPU backend of the runtime's CPU mode.
   static BackendHandle cpu();

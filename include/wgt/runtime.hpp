@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,6 +105,9 @@ class Runtime {
   DeviceBackend* webgpu_backend(int index = 0, std::string* why = nullptr);
   // The device backends created so far (none probed): e.g. to find one by its identity.
   std::vector<DeviceBackend*> device_backends() const;
+  // Registers a device backend made outside the providers (BackendHandle::from_dawn) after
+  // the probed ones: make(i) builds the backend of Device::webgpu(i).
+  DeviceBackend& add_device_backend(const std::function<std::unique_ptr<DeviceBackend>(int index)>& make);
   DeviceBackend& device_backend(Device d, const char* op);  // throws Unsupported if unavailable
 
   // Runs `call` whose results should live on `target`; allocates call.outputs from `outs`.

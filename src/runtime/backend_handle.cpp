@@ -1,6 +1,7 @@
 // BackendHandle: a value naming one backend of the runtime's registry.
 #include "wgt/backend_handle.hpp"
 
+#include "webgpu/webgpu_factory.hpp"
 #include "wgt/runtime.hpp"
 
 namespace wgt {
@@ -21,15 +22,20 @@ BackendHandle BackendHandle::webgpu(int ordinal) {
 BackendHandle BackendHandle::from_dawn(void* wgpu_instance, void* wgpu_device) {
   const char* op = "BackendHandle::from_dawn";
   if (!wgpu_instance || !wgpu_device) throw_error(ErrorKind::InvalidArgument, op, "the instance and device handles must not be null");
-  (void)Runtime::get().webgpu_backend(0);  // the adapters are probed at the first lookup
-  for (DeviceBackend* b : Runtime::get().device_backends())
+  Runtime& rt = Runtime::get();
+  auto lk = rt.lock();
+  (void)rt.webgpu_backend(0);  // the adapters are probed at the first lookup
+  // One of wgtensor's own devices, or one adopted before: that backend.
+  for (DeviceBackend* b : rt.device_backends())
     if (b->native_device() == wgpu_device) {
       if (b->native_instance() != wgpu_instance)
         throw_error(ErrorKind::InvalidArgument, op, "the device belongs to " + b->name() + ", whose instance is another one");
       return BackendHandle(b->device(), b->domain());
     }
-  throw_error(ErrorKind::BackendInit, op,
-              "the device is not one of wgtensor's WebGPU backends; adopting a device created elsewhere is not supported");
+  // A device created by the caller: a new backend over it (its own references only).
+  DeviceBackend& b =
+      rt.add_device_backend([&](int index) { return adopt_webgpu_device(wgpu_instance, wgpu_device, index); });
+  return BackendHandle(b.device(), b.domain());
 }
 
 BackendHandle BackendHandle::cpu() { return BackendHandle(Device::cpu(), kCpuId); }

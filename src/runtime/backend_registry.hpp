@@ -25,6 +25,13 @@ class BackendRegistry {
   void add_provider(Provider p) { providers_.push_back(std::move(p)); }
   // The device backend of `index`, probing the providers first; nullptr with *why when absent.
   DeviceBackend* device(int index, std::string* why);
+  // Registers a device backend made outside the providers (an adopted Dawn device) after the
+  // probed ones; returns its index.
+  int add_device(std::unique_ptr<DeviceBackend> b) {
+    probe();
+    devices_.push_back(std::move(b));
+    return static_cast<int>(devices_.size()) - 1;
+  }
   // The backends registered so far (no probing): for synchronize() and lookups by identity.
   const std::vector<std::unique_ptr<DeviceBackend>>& devices() const { return devices_; }
 

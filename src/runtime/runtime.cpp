@@ -75,6 +75,16 @@ std::vector<DeviceBackend*> Runtime::device_backends() const {
   return out;
 }
 
+DeviceBackend& Runtime::add_device_backend(const std::function<std::unique_ptr<DeviceBackend>(int index)>& make) {
+  auto lk = lock();
+  (void)backends_->device(0, nullptr);  // the providers' backends come first
+  const int index = static_cast<int>(backends_->devices().size());
+  std::unique_ptr<DeviceBackend> b = make(index);
+  DeviceBackend& ref = *b;
+  backends_->add_device(std::move(b));
+  return ref;
+}
+
 DeviceBackend& Runtime::device_backend(Device d, const char* op) {
   if (d.is_cpu()) throw_error(ErrorKind::InvalidArgument, op, "cpu is not a device backend");
   std::string why;
@@ -244,6 +254,8 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
   // kernel runs on host copies of the written spans, which are written back (run_written_on_host).
   bool host_round_trip = false;
   Backend& cpu = cpu_backend();
+  call.plan.reset();  // a plan of an earlier run of this OpCall is not this run's
+  call.plan_by = nullptr;
   call.out_specs.clear();
   for (const auto& o : outs) call.out_specs.emplace_back(o.shape, o.dtype);
   // Capability checks see the outputs' shapes and dtypes through storage-less placeholders.
@@ -311,6 +323,8 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
       chosen = &cpu;
     } else if (Support s = gpu->supports(call); s.ok) {
       chosen = gpu;
+      call.plan = std::move(s.plan);  // handed to execute: the kernel is chosen once per call
+      call.plan_by = gpu;
       if (target.is_webgpu()) reason = &resident_reason(target);
       else reason_text = "work above threshold";
     } else {
@@ -354,8 +368,14 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
     if (in.defined() && in.device() == dev && dev.is_webgpu()) in.storage()->touch(++tick_);
   for (auto& in : call.inputs) {
     if (!in.defined()) continue;
-    if (in.device() != dev) in = dev.is_cpu() ? to_host_span(*this, in) : in.to(dev);
-    else if (dev.is_webgpu()) make_resident(*in.storage(), call.name.c_str());
+    if (in.device() != dev) {
+      in = dev.is_cpu() ? to_host_span(*this, in) : in.to(dev);
+      // The plan saw the input where it was (a moved view may be compacted): plan again.
+      call.plan.reset();
+      call.plan_by = nullptr;
+    } else if (dev.is_webgpu()) {
+      make_resident(*in.storage(), call.name.c_str());
+    }
   }
   if (dev.is_webgpu()) {
     uint64_t out_bytes = 0;

@@ -3,17 +3,22 @@
 // the non-virtual helpers live in src/webgpu/context.cpp.
 //
 // Conventions for kernels (see docs/webgpu.md):
-//  * A kernel = one .wgsl file in src/webgpu/shaders/ + one launcher in src/webgpu/kernels/.
+//  * A kernel family = its .wgsl files in src/webgpu/shaders/, a pure plan in
+//    src/webgpu/plans/<family>_plan.* (the kernel choice and supports()'s answer) and an
+//    encoder in src/webgpu/kernels/<family>.cpp, registered with KernelRegistry::add_planned.
 //  * Storage bindings 0..n-1 in the order of Dispatch::args, then (if params_size > 0) the
 //    params uniform at binding n, all in @group(0). Pipelines use the automatic layout.
 //  * Tensors are bound whole (binding offset 0); element offsets/strides travel in params.
-//  * Shader variants: every "{{NAME}}" in the source is replaced by the define's value, and a
-//    line `#include "other"` is replaced by the embedded shader `other` (e.g. common code).
+//  * Shader variants: the plan's defines drive the preprocessor (shader_registry.hpp): #if /
+//    #ifdef blocks select code, every "{{NAME}}" is replaced by the define's value (numbers,
+//    type and include names; no WGSL expressions built in C++), and a line `#include "other"`
+//    is replaced by the embedded shader `other` (e.g. common code).
 //  * Device buffers are sized up to a multiple of 4 bytes, so u8/bool/f16 data can be read
 //    as array<u32>.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,9 +78,6 @@ struct PipelineKey {
   std::array<uint64_t, 5> w{};
   bool operator==(const PipelineKey&) const = default;
 };
-// The older name, kept while the launchers outside the plan families (elementwise, nn) still
-// pack their parameters by hand.
-using VariantId = PipelineKey;
 
 struct Arg {
   const DeviceBuffer* buffer = nullptr;
@@ -165,19 +167,55 @@ class Context {
 };
 
 // ---- kernel registry ----
+// A planned family's entry for one op kind: `plan` is the capability check, which returns the
+// family's typed plan type-erased in Support::plan (so supports() and execute() share one
+// plan per call), and `encode` records that plan's dispatches.
+using KernelPlan = Support (*)(const Context&, const OpCall&);
+using KernelEncode = void (*)(Context&, OpCall&, const void* plan);
+// A family without a typed plan (sparse): a check, and a launcher that decides again.
 using KernelCheck = Support (*)(const Context&, const OpCall&);
 using KernelLaunch = void (*)(Context&, OpCall&);
 
+// Plans computed by planned entries since the process started (every plan() call, rejects
+// included): a test hook to check that a call is planned once.
+uint64_t kernel_plans_computed();
+void count_kernel_plan();
+
 struct KernelEntry {
   OpKind kind;
-  KernelCheck check;
-  KernelLaunch launch;
+  KernelPlan plan = nullptr;  // planned family
+  KernelEncode encode = nullptr;
+  KernelCheck check = nullptr;  // family without a plan
+  KernelLaunch launch = nullptr;
+};
+
+// Adapts a family's Plan (Planned<P> (*)(const Context&, const OpCall&)) and Encode
+// (void (*)(Context&, OpCall&, const P&)) to the registry's type-erased signatures.
+template <class P, auto Plan, auto Encode>
+struct PlannedKernel {
+  static Support plan(const Context& ctx, const OpCall& call) {
+    count_kernel_plan();
+    auto p = Plan(ctx, call);
+    if (!p.ok()) return Support::no(std::move(p.reject));
+    return Support::yes(std::make_shared<const P>(std::move(p.plan)));
+  }
+  static void encode(Context& ctx, OpCall& call, const void* plan) { Encode(ctx, call, *static_cast<const P*>(plan)); }
 };
 
 class KernelRegistry {
  public:
-  void add(OpKind kind, KernelCheck check, KernelLaunch launch) { entries_.push_back({kind, check, launch}); }
-  const std::vector<KernelEntry>& entries() const { return entries_; }
+  template <class P, auto Plan, auto Encode>
+  void add_planned(OpKind kind) {
+    entries_.push_back({kind, &PlannedKernel<P, Plan, Encode>::plan, &PlannedKernel<P, Plan, Encode>::encode});
+  }
+  void add(OpKind kind, KernelCheck check, KernelLaunch launch) {
+    entries_.push_back({kind, nullptr, nullptr, check, launch});
+  }
+  const KernelEntry* find(OpKind kind) const {
+    for (const auto& e : entries_)
+      if (e.kind == kind) return &e;
+    return nullptr;
+  }
 
  private:
   std::vector<KernelEntry> entries_;

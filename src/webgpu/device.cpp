@@ -162,16 +162,54 @@ uint64_t DawnInstance::timeout_ms() {
   return *settings().webgpu_timeout_ms;
 }
 
-void DawnInstance::wait(Future f, const char* what) const {
+void wait_future(const Procs& p, Instance instance, Future f, const char* what) {
   FutureWaitInfo w{f, 0};
-  const uint64_t ms = timeout_ms();
-  uint32_t st = procs_->InstanceWaitAny(instance_, 1, &w, ms * 1000000ull);
+  const uint64_t ms = DawnInstance::timeout_ms();
+  uint32_t st = p.InstanceWaitAny(instance, 1, &w, ms * 1000000ull);
   if (st == static_cast<uint32_t>(WaitStatus::Success) && w.completed) return;
   if (st == static_cast<uint32_t>(WaitStatus::TimedOut))
     throw_error(ErrorKind::RuntimeState, what,
                 "timed out after " + std::to_string(ms) + " ms waiting for the GPU (WGT_WEBGPU_TIMEOUT_MS); "
                 "the device may be hung or the work too large");
   throw_error(ErrorKind::RuntimeState, what, "wgpuInstanceWaitAny failed with status " + std::to_string(st));
+}
+
+void DawnInstance::wait(Future f, const char* what) const { wait_future(*procs_, instance_, f, what); }
+
+AdapterDesc describe_adapter(const Procs& p, Instance instance, Adapter a) {
+  PaddedInfo info;
+  p.AdapterGetInfo(a, &info.i);
+  AdapterDesc d;
+  d.name = to_string(info.i.device);
+  d.vendor = to_string(info.i.vendor);
+  d.architecture = to_string(info.i.architecture);
+  d.description = to_string(info.i.description);
+  d.backend_type = info.i.backend_type;
+  d.backend = backend_name(info.i.backend_type);
+  d.adapter_type = adapter_type_name(info.i.adapter_type);
+  d.vendor_id = info.i.vendor_id;
+  d.device_id = info.i.device_id;
+  d.subgroup_min = info.i.subgroup_min_size;
+  d.subgroup_max = info.i.subgroup_max_size;
+  p.AdapterInfoFreeMembers(info.i);
+  if (d.backend_type == BackendType::Null) return d;
+  SupportedFeatures sf;
+  p.AdapterGetFeatures(a, &sf);
+  for (size_t i = 0; i < sf.count; ++i) {
+    d.feature_values.push_back(sf.features[i]);
+    if (const char* n = p.abi->feature_name(sf.features[i])) d.feature_names.push_back(n);
+  }
+  p.SupportedFeaturesFreeMembers(sf);
+  // A WGSL language feature (instance-wide), listed with the adapter's for `wgt info`.
+  if (p.InstanceHasWGSLLanguageFeature(instance, kWgslPacked4x8IntegerDotProduct))
+    d.feature_names.push_back("wgsl:packed_4x8_integer_dot_product");
+  PaddedLimits lim;
+  p.AdapterGetLimits(a, &lim.l);
+  d.limit_list = limit_list(lim.l);
+  d.heaps = query_heaps(p, a);
+  d.matrix_configs = query_matrix_configs(p, a);
+  derive_memory_heap_bytes(d);
+  return d;
 }
 
 DawnInstance* DawnInstance::get(std::string* why) {
@@ -241,21 +279,7 @@ bool DawnInstance::init(std::string* why) {
       return false;
     }
     if (!res.a) continue;
-    PaddedInfo info;
-    procs_->AdapterGetInfo(res.a, &info.i);
-    AdapterDesc d;
-    d.name = to_string(info.i.device);
-    d.vendor = to_string(info.i.vendor);
-    d.architecture = to_string(info.i.architecture);
-    d.description = to_string(info.i.description);
-    d.backend_type = info.i.backend_type;
-    d.backend = backend_name(info.i.backend_type);
-    d.adapter_type = adapter_type_name(info.i.adapter_type);
-    d.vendor_id = info.i.vendor_id;
-    d.device_id = info.i.device_id;
-    d.subgroup_min = info.i.subgroup_min_size;
-    d.subgroup_max = info.i.subgroup_max_size;
-    procs_->AdapterInfoFreeMembers(info.i);
+    AdapterDesc d = describe_adapter(*procs_, instance_, res.a);
     if (d.backend_type == BackendType::Null) {
       null_seen = d.name;
       procs_->AdapterRelease(res.a);
@@ -268,24 +292,8 @@ bool DawnInstance::init(std::string* why) {
       procs_->AdapterRelease(res.a);
       continue;
     }
-    SupportedFeatures sf;
-    procs_->AdapterGetFeatures(res.a, &sf);
-    for (size_t i = 0; i < sf.count; ++i) {
-      d.feature_values.push_back(sf.features[i]);
-      if (const char* n = procs_->abi->feature_name(sf.features[i])) d.feature_names.push_back(n);
-    }
-    procs_->SupportedFeaturesFreeMembers(sf);
-    // A WGSL language feature (instance-wide), listed with the adapter's for `wgt info`.
-    if (procs_->InstanceHasWGSLLanguageFeature(instance_, kWgslPacked4x8IntegerDotProduct))
-      d.feature_names.push_back("wgsl:packed_4x8_integer_dot_product");
-    PaddedLimits lim;
-    procs_->AdapterGetLimits(res.a, &lim.l);
-    d.limit_list = limit_list(lim.l);
-    d.heaps = query_heaps(*procs_, res.a);
-    d.matrix_configs = query_matrix_configs(*procs_, res.a);
     for (const char* t : kInstanceToggles) d.adapter_toggles.push_back(t);
     for (const char* t : kAdapterToggles) d.adapter_toggles.push_back(t);
-    derive_memory_heap_bytes(d);
     adapters_.emplace_back(res.a, std::move(d));
   }
   if (adapters_.empty()) {
@@ -359,13 +367,16 @@ std::string DawnDevice::pop_scope(ErrorType* type) const {
     rr->msg = to_string(m);
   };
   cb.userdata1 = &r;
-  inst_.wait(p().DevicePopErrorScope(device_, cb), "webgpu: pop error scope");
+  wait(p().DevicePopErrorScope(device_, cb), "webgpu: pop error scope");
   if (type) *type = r.type;
   if (r.type == ErrorType::NoError) return {};
   return r.msg.empty() ? "WebGPU error of type " + std::to_string(static_cast<uint32_t>(r.type)) : r.msg;
 }
 
-DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(index) {
+void DawnDevice::wait(Future f, const char* what) const { wait_future(*procs_, instance_, f, what); }
+
+DawnDevice::DawnDevice(DawnInstance& inst, size_t index)
+    : procs_(&inst.procs()), instance_(inst.handle()), desc_(inst.desc(index)) {
   const Adapter adapter = inst.adapter(index);
   validate_ = *settings().webgpu_validate;
   std::vector<uint32_t> want;
@@ -416,18 +427,35 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
     rr->msg = to_string(m);
   };
   cb.userdata1 = &r;
-  inst.wait(p().AdapterRequestDevice(adapter, &dd, cb), "webgpu: request device");
+  wait(p().AdapterRequestDevice(adapter, &dd, cb), "webgpu: request device");
   if (!r.d)
     throw_error(ErrorKind::BackendInit, "webgpu", "device creation on '" + desc().name + "' failed: " + r.msg);
   device_ = r.d;
-  queue_ = p().DeviceGetQueue(device_);
+  query_device();
+}
 
+DawnDevice::DawnDevice(const Procs& procs, Instance instance, Device device)
+    : procs_(&procs), instance_(instance), adopted_(true) {
+  // Our own references: the caller keeps (and releases) theirs.
+  p().InstanceAddRef(instance_);
+  p().DeviceAddRef(device_ = device);
+  if (Adapter a = p().DeviceGetAdapter(device_)) {
+    desc_ = describe_adapter(p(), instance_, a);
+    p().AdapterRelease(a);
+  }
+  query_device();
+}
+
+// The queue, and the features and limits the device has (what it was created with).
+void DawnDevice::query_device() {
+  const DawnAbi& abi = *p().abi;
+  queue_ = p().DeviceGetQueue(device_);
   features_.shader_f16 = p().DeviceHasFeature(device_, abi.shader_f16) != 0;
   features_.subgroups = p().DeviceHasFeature(device_, abi.subgroups) != 0;
   features_.timestamp_query = p().DeviceHasFeature(device_, abi.timestamp_query) != 0;
   features_.subgroup_matrix = p().DeviceHasFeature(device_, abi.subgroup_matrix) != 0;
   if (features_.subgroup_matrix) features_.subgroup_matrix_configs = desc().matrix_configs;
-  features_.packed_dot = p().InstanceHasWGSLLanguageFeature(inst.handle(), kWgslPacked4x8IntegerDotProduct) != 0;
+  features_.packed_dot = p().InstanceHasWGSLLanguageFeature(instance_, kWgslPacked4x8IntegerDotProduct) != 0;
   PaddedLimits dl;
   p().DeviceGetLimits(device_, &dl.l);
   limits_.max_buffer_size = dl.l.max_buffer_size;
@@ -447,10 +475,14 @@ DawnDevice::DawnDevice(DawnInstance& inst, size_t index) : inst_(inst), index_(i
 DawnDevice::~DawnDevice() {
   destroying_ = true;
   if (queue_) p().QueueRelease(queue_);
-  if (device_) {
-    p().DeviceDestroy(device_);
+  if (!device_) return;
+  if (adopted_) {  // the caller's device: drop our references only
     p().DeviceRelease(device_);
+    p().InstanceRelease(instance_);
+    return;
   }
+  p().DeviceDestroy(device_);
+  p().DeviceRelease(device_);
 }
 
 }  // namespace wgt::webgpu

@@ -72,19 +72,35 @@ class DawnInstance {
   std::vector<std::pair<api::Adapter, AdapterDesc>> adapters_;
 };
 
-// A created device with its queue and sticky error state.
+// Waits for one future of `instance` with the configured timeout; throws RuntimeState on
+// timeout or error.
+void wait_future(const Procs& p, api::Instance instance, api::Future f, const char* what);
+// What an adapter reports (info, features, limits, heaps), without the toggles we enable.
+AdapterDesc describe_adapter(const Procs& p, api::Instance instance, api::Adapter a);
+
+// A device with its queue and sticky error state: one we create on an adapter of the
+// process-wide instance, or one created by the caller with the same Dawn library and adopted.
 class DawnDevice {
  public:
   DawnDevice(DawnInstance& inst, size_t adapter_index);  // throws RuntimeState on failure
+  // Adopts the caller's device of `instance`: takes a reference to each (released in the
+  // destructor, which never destroys the device), reads the features and limits the device
+  // was created with and its adapter's description. Its lost / uncaptured-error callbacks are
+  // the caller's, so errors surface through error scopes only. The instance must have been
+  // created with TimedWaitAny (every wait here has a timeout).
+  DawnDevice(const Procs& procs, api::Instance instance, api::Device device);
   ~DawnDevice();
   DawnDevice(const DawnDevice&) = delete;
   DawnDevice& operator=(const DawnDevice&) = delete;
 
-  const Procs& p() const { return inst_.procs(); }
-  DawnInstance& instance() const { return inst_; }
+  const Procs& p() const { return *procs_; }
+  api::Instance instance_handle() const { return instance_; }
+  // Waits for one future of the device's instance (wait_future).
+  void wait(api::Future f, const char* what) const;
   api::Device handle() const { return device_; }
   api::Queue queue() const { return queue_; }
-  const AdapterDesc& desc() const { return inst_.desc(index_); }
+  const AdapterDesc& desc() const { return desc_; }
+  bool adopted() const { return adopted_; }
   const Features& features() const { return features_; }
   const Limits& limits() const { return limits_; }
   // Tests shrink a limit to make the backend's checks refuse a call (restore it after).
@@ -101,8 +117,11 @@ class DawnDevice {
  private:
   static void on_lost(const api::Device*, api::DeviceLostReason, api::StringView, void*, void*);
   static void on_error(const api::Device*, api::ErrorType, api::StringView, void*, void*);
-  DawnInstance& inst_;
-  size_t index_;
+  void query_device();
+  const Procs* procs_;
+  api::Instance instance_;
+  AdapterDesc desc_;
+  bool adopted_ = false;
   api::Device device_ = nullptr;
   api::Queue queue_ = nullptr;
   Features features_;

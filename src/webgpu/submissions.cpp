@@ -39,21 +39,21 @@ void SubmissionQueue::retire_finished() {
   while (!entries_.empty()) {
     FutureWaitInfo w{entries_.front().done, 0};
     // Timeout 0: a poll (allowed without timed waits too).
-    const uint32_t st = p.InstanceWaitAny(dev_.instance().handle(), 1, &w, 0);
+    const uint32_t st = p.InstanceWaitAny(dev_.instance_handle(), 1, &w, 0);
     if (st != static_cast<uint32_t>(WaitStatus::Success) || !w.completed) break;
     pop();
     any = true;
   }
   // Lets Dawn free what the finished submissions held (command buffers, bind groups): it
   // does so when the device ticks, which nothing else does while the program never reads.
-  if (any) p.InstanceProcessEvents(dev_.instance().handle());
+  if (any) p.InstanceProcessEvents(dev_.instance_handle());
 }
 
 void SubmissionQueue::wait_oldest(const char* op) {
   // On timeout the entry stays: the work goes on, and a later wait waits for it again.
-  dev_.instance().wait(entries_.front().done, op);
+  dev_.wait(entries_.front().done, op);
   pop();
-  dev_.p().InstanceProcessEvents(dev_.instance().handle());
+  dev_.p().InstanceProcessEvents(dev_.instance_handle());
 }
 
 void SubmissionQueue::pop() {

@@ -43,7 +43,10 @@ Buffer create_buffer(const DawnDevice& d, Flags usage, uint64_t size, const char
 }
 
 WebGPUBackend::WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index)
-    : dev_(std::make_unique<DawnDevice>(inst, adapter_index)),
+    : WebGPUBackend(std::make_unique<DawnDevice>(inst, adapter_index), device_index) {}
+
+WebGPUBackend::WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index)
+    : dev_(std::move(dev)),
       in_flight_(std::make_unique<SubmissionQueue>(*dev_)),
       index_(device_index),
       domain_(new_domain()) {
@@ -149,27 +152,45 @@ Support WebGPUBackend::supports(const OpCall& call) const {
                          " bytes exceeds maxStorageBufferBindingSize (" +
                          std::to_string(limits().max_storage_buffer_binding_size) + ")");
   }
-  if (c64) return complex_supports(*this, call);
-  for (const auto& e : registry_.entries())
-    if (e.kind == call.kind) return e.check(*this, call);
+  if (is_complex_call(call)) return complex_supports(*this, call);
+  if (const KernelEntry* e = registry_.find(call.kind)) return e->plan ? e->plan(*this, call) : e->check(*this, call);
   return Support::no(std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
 }
+
+namespace {
+std::atomic<uint64_t> g_plans_computed{0};
+}  // namespace
+uint64_t kernel_plans_computed() { return g_plans_computed.load(std::memory_order_relaxed); }
+void count_kernel_plan() { g_plans_computed.fetch_add(1, std::memory_order_relaxed); }
 
 void WebGPUBackend::execute(OpCall& call) {
   dev_->check(call.name.c_str());
   if (is_complex_call(call)) {
+    call.plan.reset();
+    call.plan_by = nullptr;
     if (Support s = complex_supports(*this, call); !s.ok)
       throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
     return complex_execute(*this, call);
   }
-  for (const auto& e : registry_.entries())
-    if (e.kind == call.kind) {
-      if (Support s = e.check(*this, call); !s.ok)
-        throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
-      e.launch(*this, call);
-      return;
-    }
-  throw_error(ErrorKind::Unsupported, call.name, std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
+  // The plan supports() made of this call, if the runtime handed it over; taken out of the
+  // call so that no copy a launcher makes of it carries it.
+  std::shared_ptr<const void> plan = call.plan_by == this ? std::move(call.plan) : nullptr;
+  call.plan.reset();
+  call.plan_by = nullptr;
+  const KernelEntry* e = registry_.find(call.kind);
+  if (!e)
+    throw_error(ErrorKind::Unsupported, call.name, std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
+  if (!e->plan) {
+    if (Support s = e->check(*this, call); !s.ok)
+      throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
+    return e->launch(*this, call);
+  }
+  if (!plan) {
+    Support s = e->plan(*this, call);
+    if (!s.ok) throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
+    plan = std::move(s.plan);
+  }
+  e->encode(*this, call, plan.get());
 }
 
 // ---- memory ----
@@ -203,8 +224,10 @@ Buffer WebGPUBackend::raw(const DeviceBuffer& b, const char* op) const {
 // ---- helpers for kernels ----
 
 void WebGPUBackend::run_op(OpCall& call) {
-  if (Support s = supports(call); !s.ok)
-    throw_error(ErrorKind::Unsupported, call.name, "no WebGPU kernel for this step: " + s.reason);
+  Support s = supports(call);
+  if (!s.ok) throw_error(ErrorKind::Unsupported, call.name, "no WebGPU kernel for this step: " + s.reason);
+  call.plan = std::move(s.plan);  // checked and planned once, as through the runtime
+  call.plan_by = this;
   execute(call);
 }
 

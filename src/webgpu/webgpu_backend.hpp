@@ -56,6 +56,8 @@ class BufferPool;
 class WebGPUBackend final : public DeviceBackend, public Context {
  public:
   WebGPUBackend(DawnInstance& inst, size_t adapter_index, int device_index);
+  // Over a device made elsewhere (DawnDevice's adopting constructor), as Device::webgpu(device_index).
+  WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index);
   ~WebGPUBackend() override;
 
   // ---- wgt::DeviceBackend ----
@@ -77,7 +79,7 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   void release_cached() override;
   bool is_software() const override { return dev_->desc().adapter_type == "cpu"; }
   uint64_t memory_heap_bytes() const override { return dev_->desc().memory_heap_bytes; }
-  void* native_instance() const override { return dev_->instance().handle(); }
+  void* native_instance() const override { return dev_->instance_handle(); }
   void* native_device() const override { return dev_->handle(); }
 
   // ---- webgpu::Context ----
@@ -201,10 +203,10 @@ class WebGPUBackend final : public DeviceBackend, public Context {
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   // PipelineKey -> pipeline (an entry of pipelines_, so valid as long as this backend), one map
   // per layout mode (index: bind_cache_), since pipeline() keys on that mode too.
-  struct VariantIdHash {
+  struct PipelineKeyHash {
     size_t operator()(const PipelineKey& id) const;
   };
-  std::unordered_map<PipelineKey, const Pipeline*, VariantIdHash> variant_ids_[2];
+  std::unordered_map<PipelineKey, const Pipeline*, PipelineKeyHash> keyed_pipelines_[2];
   std::unique_ptr<Batch> batch_;
   uint64_t batch_serial_ = 1;
   uint32_t max_batch_ = 256;

@@ -26,6 +26,15 @@ std::vector<std::unique_ptr<DeviceBackend>> create_webgpu_backends(std::string* 
   return out;
 }
 
+std::unique_ptr<DeviceBackend> adopt_webgpu_device(void* wgpu_instance, void* wgpu_device, int device_index) {
+  std::string why;
+  const webgpu::Procs* procs = webgpu::dawn_procs(&why);
+  if (!procs) throw_error(ErrorKind::BackendInit, "BackendHandle::from_dawn", "Dawn is not available: " + why);
+  auto dev = std::make_unique<webgpu::DawnDevice>(*procs, static_cast<webgpu::api::Instance>(wgpu_instance),
+                                                  static_cast<webgpu::api::Device>(wgpu_device));
+  return std::make_unique<webgpu::WebGPUBackend>(std::move(dev), device_index);
+}
+
 std::vector<WebGPUInfo> webgpu_adapters(std::string* why_none) {
   std::vector<WebGPUInfo> out;
   std::string why;

@@ -1,5 +1,5 @@
 // WebGPU backend: the pipeline cache. Compiles a ShaderVariant's WGSL once per key, scans the
-// WGSL for the explicit-layout binding convention, and keeps the VariantId shortcut maps.
+// WGSL for the explicit-layout binding convention, and keeps the PipelineKey shortcut maps.
 #include "webgpu/webgpu_backend.hpp"
 
 #include <algorithm>
@@ -152,7 +152,7 @@ const Pipeline* WebGPUBackend::pipeline(const ShaderVariant& variant) {
   return pipelines_.emplace(key, std::move(out)).first->second.get();
 }
 
-size_t WebGPUBackend::VariantIdHash::operator()(const PipelineKey& id) const {
+size_t WebGPUBackend::PipelineKeyHash::operator()(const PipelineKey& id) const {
   uint64_t h = reinterpret_cast<uintptr_t>(id.family) * 0x9E3779B97F4A7C15ull;
   for (uint64_t w : id.w) h = (h ^ w) * 0x100000001B3ull + (h >> 29);
   return static_cast<size_t>(h ^ (h >> 32));
@@ -160,13 +160,13 @@ size_t WebGPUBackend::VariantIdHash::operator()(const PipelineKey& id) const {
 
 const Pipeline* WebGPUBackend::find_pipeline(const PipelineKey& id) {
   hostprof::Scope prof(hostprof::Pipeline);
-  const auto& m = variant_ids_[bind_cache_ ? 1 : 0];
+  const auto& m = keyed_pipelines_[bind_cache_ ? 1 : 0];
   const auto it = m.find(id);
   return it == m.end() ? nullptr : it->second;
 }
 
 void WebGPUBackend::remember_pipeline(const PipelineKey& id, const Pipeline* p) {
-  if (p) variant_ids_[bind_cache_ ? 1 : 0].emplace(id, p);
+  if (p) keyed_pipelines_[bind_cache_ ? 1 : 0].emplace(id, p);
 }
 
 }  // namespace wgt::webgpu

@@ -137,7 +137,7 @@ void WebGPUBackend::map_read(api::Buffer buf, size_t size, size_t off, void* dst
   in_flight_->drain(op);
   ++stats_.host_waits;
   try {
-    dev_->instance().wait(p.BufferMapAsync(buf, map_mode::Read, 0, size, mi), op);
+    dev_->wait(p.BufferMapAsync(buf, map_mode::Read, 0, size, mi), op);
   } catch (const Error&) {
     on_wait_error();
     throw;
@@ -174,7 +174,7 @@ void WebGPUBackend::wait_idle(const char* op) {
   mi.callback = [](MapAsyncStatus, StringView, void*, void*) {};
   ++stats_.host_waits;
   try {
-    dev_->instance().wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
+    dev_->wait(p.BufferMapAsync(sync_dst_, map_mode::Read, 0, 4, mi), op);
   } catch (const Error&) {
     // Timed out: the map stays pending on this buffer, so drop it (the work continues); the
     // next wait creates a fresh one. Not here: creating a buffer waits for its error scope
@@ -195,7 +195,7 @@ void WebGPUBackend::synchronize() {
   flush();
   dev_->check("synchronize");
   wait_idle("synchronize");
-  dev_->p().InstanceProcessEvents(dev_->instance().handle());
+  dev_->p().InstanceProcessEvents(dev_->instance_handle());
   dev_->check("synchronize");
 }
 

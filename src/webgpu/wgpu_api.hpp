@@ -442,6 +442,9 @@ static_assert(sizeof(QueueWorkDoneCallbackInfo) == 40);
   X(InstanceWaitAny, uint32_t, (Instance, size_t, FutureWaitInfo*, uint64_t))                                \
   X(InstanceProcessEvents, void, (Instance))                                                                 \
   X(InstanceRelease, void, (Instance))                                                                       \
+  X(InstanceAddRef, void, (Instance))                                                                        \
+  X(DeviceAddRef, void, (Device))                                                                            \
+  X(DeviceGetAdapter, Adapter, (Device))                                                                     \
   X(InstanceHasWGSLLanguageFeature, Bool, (Instance, uint32_t))                                              \
   X(AdapterGetInfo, Status, (Adapter, AdapterInfo*))                                                         \
   X(AdapterInfoFreeMembers, void, (AdapterInfo))                                                             \

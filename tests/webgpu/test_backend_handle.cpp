@@ -82,13 +82,8 @@ TEST_F(WebGpuBackendHandle, DawnHandlesRoundTrip) {
   const BackendHandle again = BackendHandle::from_dawn(inst, dev);
   EXPECT_TRUE(again == h);
   EXPECT_EQ(again.runtime_id(), h.runtime_id());
+  // (A device wgtensor did not create is adopted: tests/webgpu/test_dawn_adopt.cpp.)
   int not_a_device = 0;
-  try {
-    (void)BackendHandle::from_dawn(inst, &not_a_device);
-    ADD_FAILURE() << "a device wgtensor did not create must not be taken for one of its backends";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BackendInit) << e.what();
-  }
   try {
     (void)BackendHandle::from_dawn(&not_a_device, dev);
     ADD_FAILURE() << "a device must come with its own instance";

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "settings_env.hpp"
 #include "webgpu/kernels/matmul.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
@@ -423,11 +423,15 @@ TEST_F(WebGpuNn, KvCacheAppendRopeSeparateBuffersAndLauncherFallback) {
   }
 }
 
-// Sets an environment variable for one scope (reloaded: the next matmul launch sees it).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
-  ~ScopedEnv() { test_unsetenv(name.c_str()); }
+// Sets the matmul tuning for one scope through the C++ override (webgpu/plans/tuning.hpp)
+// and clears it after.
+struct ScopedMatmulTuning {
+  explicit ScopedMatmulTuning(const webgpu::MatmulTuning& m) {
+    webgpu::KernelTuning t;
+    t.matmul = m;
+    webgpu::set_kernel_tuning_override(t);
+  }
+  ~ScopedMatmulTuning() { webgpu::set_kernel_tuning_override(std::nullopt); }
 };
 
 bool has(const std::string& v, const char* part) { return v.find(part) != std::string::npos; }
@@ -435,7 +439,9 @@ bool has(const std::string& v, const char* part) { return v.find(part) != std::s
 struct QkvRopeCase {
   int64_t H, Hkv, D, n_rot;
   DType w, cache;
-  const char* env = nullptr;  // a matmul launcher setting "NAME=VALUE" for this case
+  // The matmul tuning of this case (the vector gemv's shape, its subgroup reduction), if any.
+  std::optional<webgpu::MatmulTuning> tuning = std::nullopt;
+  const char* tuning_name = "";
   const char* variant = "gemv_vec 256x32x2";  // part of the fused launch's variant name
 };
 
@@ -447,11 +453,14 @@ struct QkvRopeCase {
 // workgroup tree (subgroups off) and RB = 4.
 TEST_F(WebGpuNn, NormQkvRopeAppendMatchesReferenceAndUnfused) {
   const DType f32 = DType::F32, f16 = DType::F16;
+  webgpu::MatmulTuning no_subgroups, gemv_vec_128x32x4;
+  no_subgroups.subgroups = false;
+  gemv_vec_128x32x4.gemv_vec = {{128, 32, 4}};
   const std::vector<QkvRopeCase> cases = {
       {4, 2, 8, 8, f16, f16}, {4, 4, 8, 6, f32, f32}, {3, 1, 10, 6, f16, f32},
       {5, 5, 6, 4, f32, f16}, {3, 3, 12, 12, f16, f16},
-      {4, 2, 8, 8, f16, f16, "WGT_MATMUL_SUBGROUPS=off", " tree"},
-      {3, 1, 10, 6, f32, f32, "WGT_MATMUL_GEMV_VEC=128x32x4", "gemv_vec 128x32x4"},
+      {4, 2, 8, 8, f16, f16, no_subgroups, "subgroups off", " tree"},
+      {3, 1, 10, 6, f32, f32, gemv_vec_128x32x4, "gemv_vec 128x32x4", "gemv_vec 128x32x4"},
   };
   const int64_t dim = 48, pre = 1;
   const double eps = 1e-5;
@@ -459,12 +468,9 @@ TEST_F(WebGpuNn, NormQkvRopeAppendMatchesReferenceAndUnfused) {
   for (const QkvRopeCase& c : cases) {
     SCOPED_TRACE("H " + std::to_string(c.H) + " Hkv " + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
                  " n_rot " + std::to_string(c.n_rot) + " w " + dtype_name(c.w) + " cache " + dtype_name(c.cache) +
-                 (c.env ? std::string(" ") + c.env : std::string()));
-    std::optional<ScopedEnv> env;
-    if (c.env) {
-      const std::string e = c.env;
-      env.emplace(e.substr(0, e.find('=')).c_str(), e.substr(e.find('=') + 1).c_str());
-    }
+                 " " + c.tuning_name);
+    std::optional<ScopedMatmulTuning> tuning;
+    if (c.tuning) tuning.emplace(*c.tuning);
     RopeConfig cfg;
     cfg.n_rot = c.n_rot;
     cfg.base = 500.0;
@@ -510,7 +516,7 @@ TEST_F(WebGpuNn, NormQkvRopeAppendMatchesReferenceAndUnfused) {
 
 // Calls the epilogue does not take give the same bits as rms_norm_matmul_t then append_rope on
 // the device, and match the CPU reference: the launcher's two kernels for the neox layout, RB
-// = 1 (WGT_MATMUL_GEMV_VEC=256x32) and an odd head dim; the front end's two ops for f16 x and
+// = 1 (the vector gemv tuned to 256x32) and an odd head dim; the front end's two ops for f16 x and
 // for two rows.
 TEST_F(WebGpuNn, NormQkvRopeAppendFallbacks) {
   struct Case {
@@ -519,18 +525,22 @@ TEST_F(WebGpuNn, NormQkvRopeAppendFallbacks) {
     RopeStyle style;
     DType x_dtype;
     int64_t n;
-    const char* gemv_vec;  // WGT_MATMUL_GEMV_VEC, or nullptr
+    bool rb1;              // the vector gemv at 256x32 (one row per invocation), else the plan's shape
     bool one_op;           // runs as the rms_norm_qkv_append_rope op (its launcher's fallback)
   };
   const DType f32 = DType::F32, f16 = DType::F16;
-  for (const Case& c : {Case{"neox", 4, 2, 8, 8, RopeStyle::Neox, f32, 1, nullptr, true},
-                        Case{"rb 1", 4, 2, 8, 8, RopeStyle::Normal, f32, 1, "256x32", true},
-                        Case{"odd head dim", 3, 1, 5, 4, RopeStyle::Normal, f32, 1, nullptr, true},
-                        Case{"f16 x", 4, 2, 8, 8, RopeStyle::Normal, f16, 1, nullptr, false},
-                        Case{"two rows", 4, 2, 8, 6, RopeStyle::Normal, f32, 2, nullptr, false}}) {
+  for (const Case& c : {Case{"neox", 4, 2, 8, 8, RopeStyle::Neox, f32, 1, false, true},
+                        Case{"rb 1", 4, 2, 8, 8, RopeStyle::Normal, f32, 1, true, true},
+                        Case{"odd head dim", 3, 1, 5, 4, RopeStyle::Normal, f32, 1, false, true},
+                        Case{"f16 x", 4, 2, 8, 8, RopeStyle::Normal, f16, 1, false, false},
+                        Case{"two rows", 4, 2, 8, 6, RopeStyle::Normal, f32, 2, false, false}}) {
     SCOPED_TRACE(c.what);
-    std::optional<ScopedEnv> env;
-    if (c.gemv_vec) env.emplace("WGT_MATMUL_GEMV_VEC", c.gemv_vec);
+    std::optional<ScopedMatmulTuning> tuning;
+    if (c.rb1) {
+      webgpu::MatmulTuning t;
+      t.gemv_vec = {{256, 32, 1}};
+      tuning.emplace(t);
+    }
     RopeConfig cfg;
     cfg.style = c.style;
     cfg.n_rot = c.n_rot;

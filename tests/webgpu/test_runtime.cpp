@@ -120,8 +120,8 @@ TEST(WebGPU, OversizeTensorIsUnsupported) {
 
 TEST(WebGPU, ShaderCompileErrorIsTyped) {
   auto& b = backend();
-  webgpu::ShaderVariant bad{"unary", {{"CT", "f32"}, {"LOAD_A", "ld_f32_f32"}, {"A_PW", "1"}, {"STORE", "st_f32_f32"},
-                                      {"OP", "no_such_function(x)"}, {"OUT_PW", "1"}}};
+  webgpu::ShaderVariant bad{"unary", {{"CT", "f32"}, {"CT_I32", "false"}, {"BINARY", "false"}, {"LOAD_A", "no_such_function"},
+                                      {"A_PW", "1"}, {"STORE", "st_f32_f32"}, {"OP", "0"}, {"OUT_PW", "1"}}};
   try {
     b.pipeline(bad);
     FAIL() << "bad WGSL compiled";
@@ -194,10 +194,10 @@ TEST(WebGPU, BindGroupsAreReusedAcrossDispatches) {
   EXPECT_EQ(x.to_vector<float>()[0], 212.f);
 }
 
-// Launchers that look their pipeline up by VariantId (the f32 vec4 add here, the quantized
+// Launchers that look their pipeline up by a PipelineKey (the f32 vec4 add here, the quantized
 // matvec) must still follow the layout mode: a pipeline remembered with the bind cache on
 // has the explicit layout (bind groups reused), one asked for with it off the automatic one.
-TEST(WebGPU, VariantIdPipelinesFollowTheBindCacheMode) {
+TEST(WebGPU, KeyedPipelinesFollowTheBindCacheMode) {
   auto& b = backend();
   b.synchronize();
   const bool saved = b.bind_cache();

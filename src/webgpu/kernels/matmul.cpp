@@ -46,12 +46,18 @@ uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b 
 thread_local MatmulPlan g_last_plan;
 thread_local bool g_have_last = false;
 
-Support check_matmul(const Context& ctx, const OpCall& call) {
-  Planned<MatmulPlan> p = plan_matmul(Caps::of(ctx), matmul_tuning(), call);
-  return p.ok() ? Support::yes() : Support::no(std::move(p.reject));
+Planned<MatmulPlan> plan_for(const Context& ctx, const OpCall& call) {
+  return plan_matmul(Caps::of(ctx), matmul_tuning(), call);
 }
 
-void launch_matmul(Context& ctx, OpCall& call);
+void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan);
+
+// A sub-call of a route (the plain or unfused product): planned here, since no supports() saw it.
+void launch_matmul(Context& ctx, OpCall& call) {
+  Planned<MatmulPlan> planned = plan_for(ctx, call);
+  if (!planned.ok()) throw_error(ErrorKind::Unsupported, call.name, planned.reject);
+  encode_matmul(ctx, call, planned.plan);
+}
 
 // The rope_append epilogue unfused: the product (with its prologue) into the output, then
 // kv_append_rope on the output's q, k and v columns (q rotated in place, rope(k) and v
@@ -73,12 +79,9 @@ void rope_append_unfused(Context& ctx, OpCall& call) {
   ctx.run_op(ap);
 }
 
-void launch_matmul(Context& ctx, OpCall& call) {
+void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan) {
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
-  Planned<MatmulPlan> planned = plan_matmul(Caps::of(ctx), matmul_tuning(), call);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, call.name, planned.reject);
-  const MatmulPlan& plan = planned.plan;
   switch (plan.route) {
     case MatmulRoute::RopeAppendUnfused: return rope_append_unfused(ctx, call);
     case MatmulRoute::PrologueFirst: {
@@ -206,6 +209,6 @@ const std::string& matmul_last_variant() {
   return name;
 }
 
-void register_matmul_kernels(KernelRegistry& r) { r.add(OpKind::MatMul, check_matmul, launch_matmul); }
+void register_matmul_kernels(KernelRegistry& r) { r.add_planned<MatmulPlan, plan_for, encode_matmul>(OpKind::MatMul); }
 
 }  // namespace wgt::webgpu

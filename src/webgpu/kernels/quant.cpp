@@ -75,7 +75,7 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   if (threads == 0) return;
   Dispatch d;
   static const char family = 0;
-  d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), 0}, [&] {
+  d.pipeline = ctx.pipeline(make_key(&family, static_cast<uint8_t>(t)), [&] {
     return ShaderVariant{"q_dequant", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", qdecode_part(t)}}};
   });
   d.args = {ctx.arg(w, true), ctx.arg(y, false)};
@@ -87,15 +87,20 @@ void launch_qdequantize(Context& ctx, OpCall& c) {
   ctx.dispatch(d);
 }
 
-Support check_qmatmul(const Context& ctx, const OpCall& c) {
-  Planned<QMatmulPlan> p = plan_qmatmul(Caps::of(ctx), qmatvec_tuning(), c);
-  return p.ok() ? Support::yes() : Support::no(std::move(p.reject));
+Planned<QMatmulPlan> plan_for(const Context& ctx, const OpCall& c) {
+  return plan_qmatmul(Caps::of(ctx), qmatvec_tuning(), c);
 }
 
+void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan);
+
+// A sub-call of a route (the plain product): planned here, since no supports() saw it.
 void launch_qmatmul(Context& ctx, OpCall& c) {
-  Planned<QMatmulPlan> planned = plan_qmatmul(Caps::of(ctx), qmatvec_tuning(), c);
+  Planned<QMatmulPlan> planned = plan_for(ctx, c);
   if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
-  const QMatmulPlan& plan = planned.plan;
+  encode_qmatmul(ctx, c, planned.plan);
+}
+
+void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
   const QMatmulShader& s = plan.shader;
   switch (plan.route) {
     case QMatmulRoute::PrologueFirst: {
@@ -182,7 +187,7 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   if (threads == 0) return;
   Dispatch d;
   static const char family = 0;
-  d.pipeline = ctx.pipeline(VariantId{&family, static_cast<uint64_t>(t), 0}, [&] {
+  d.pipeline = ctx.pipeline(make_key(&family, static_cast<uint8_t>(t)), [&] {
     return ShaderVariant{"q_get_rows", {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", qdecode_part(t)}}};
   });
   const Context::StatusFlag st = ctx.status_flag(c.name.c_str());
@@ -202,7 +207,7 @@ QMatmulPlan last_qmatvec_plan_for_testing() { return g_last_matvec; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);
-  r.add(OpKind::QMatMul, check_qmatmul, launch_qmatmul);
+  r.add_planned<QMatmulPlan, plan_for, encode_qmatmul>(OpKind::QMatMul);
   r.add(OpKind::QDequantize, check_qdequantize, launch_qdequantize);
 }
 

@@ -1,4 +1,4 @@
-// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* settings into typed kernel tuning, cached per
+// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* settings into typed kernel tuning, cached per
 // settings snapshot, and the C++ override.
 #include "webgpu/plans/tuning.hpp"
 
@@ -57,6 +57,18 @@ QMatvecTuning qmatvec_from(const Settings& s) {
   return t;
 }
 
+ReduceTuning reduce_from(const Settings& s) { return {*s.reduce_subgroups}; }
+
+AttentionTuning attention_from(const Settings& s) {
+  AttentionTuning t;
+  t.decode_split = *s.attn_decode_split;
+  t.warps = *s.attn_decode_warps;
+  t.lanes = *s.attn_decode_lanes;
+  t.unroll = *s.attn_decode_unroll;
+  t.chunk = *s.attn_decode_chunk;
+  return t;
+}
+
 // Converted once per settings snapshot (snapshots are never freed, so the address identifies
 // one); thread_local, so no lock on the launch path.
 template <class T, T (*Convert)(const Settings&)>
@@ -83,7 +95,20 @@ const QMatvecTuning& qmatvec_tuning() {
   return cached<QMatvecTuning, qmatvec_from>();
 }
 
-KernelTuning kernel_tuning_from_settings() { return {matmul_from(settings()), qmatvec_from(settings())}; }
+const ReduceTuning& reduce_tuning() {
+  if (g_override) return g_override->reduce;
+  return cached<ReduceTuning, reduce_from>();
+}
+
+const AttentionTuning& attention_tuning() {
+  if (g_override) return g_override->attention;
+  return cached<AttentionTuning, attention_from>();
+}
+
+KernelTuning kernel_tuning_from_settings() {
+  const Settings& s = settings();
+  return {matmul_from(s), qmatvec_from(s), reduce_from(s), attention_from(s)};
+}
 
 void set_kernel_tuning_override(const std::optional<KernelTuning>& t) { g_override = t; }
 

@@ -1,5 +1,5 @@
-// Tuning of the planned kernel families (matmul, quantized matmul): typed values taken once
-// per settings snapshot from the WGT_MATMUL_* / WGT_QMATVEC_* variables (runtime/settings.hpp),
+// Tuning of the planned kernel families: typed values taken once per settings snapshot from
+// the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* variables (runtime/settings.hpp),
 // or set in C++ (tests, benchmarks) with set_kernel_tuning_override. The plans read these and
 // never the environment. Checks that need the adapter (a tile that fits its limits) are the
 // plans' own.
@@ -42,9 +42,22 @@ struct QMatvecTuning {
   std::optional<uint32_t> rows, unroll, warps, ksplit, wave;  // unset: the plan's defaults
 };
 
+// The row kernels of the reduce family (softmax, norms, sum / mean rows).
+struct ReduceTuning {
+  bool subgroups = true;  // subgroup reductions where the device has them (WGT_REDUCE_SUBGROUPS)
+};
+
+// The decode attention kernels (M <= 4 queries; src/webgpu/plans/attention_plan.hpp).
+struct AttentionTuning {
+  bool decode_split = false;  // always the staged split-KV kernel, never the subgroup one
+  std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
+};
+
 struct KernelTuning {
   MatmulTuning matmul;
   QMatvecTuning qmatvec;
+  ReduceTuning reduce;
+  AttentionTuning attention;
 };
 
 // The tuning in force: the override if one is set, else the one converted from the current
@@ -52,7 +65,9 @@ struct KernelTuning {
 // the settings throws the error of a bad WGT_* value of that family.
 const MatmulTuning& matmul_tuning();
 const QMatvecTuning& qmatvec_tuning();
-// Both families from the current settings, ignoring any override.
+const ReduceTuning& reduce_tuning();
+const AttentionTuning& attention_tuning();
+// Every family from the current settings, ignoring any override.
 KernelTuning kernel_tuning_from_settings();
 // Replaces (or with nullopt, stops replacing) the settings' tuning for every thread. Not
 // synchronized with kernel launches: set it while no other thread runs ops.

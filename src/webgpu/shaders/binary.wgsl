@@ -5,12 +5,13 @@
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
 #include "ew_common"
+#include "ew_ops"
 
 fn compute_bits(e: u32) -> u32 {
   let i = in_offset(e, 0u);
   let k = in_offset(e, 1u);
   let x: {{CT}} = {{LOAD_A}}(a[i / {{A_PW}}u], i % {{A_PW}}u);
   let y: {{CT}} = {{LOAD_B}}(b[k / {{B_PW}}u], k % {{B_PW}}u);
-  return {{STORE}}({{OP}});
+  return {{STORE}}(op2(x, y));
 }
 #include "ew_main"

@@ -13,5 +13,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= params.n) { return; }
   let x = a[params.off[0] + i];
   let y = b[params.off[1] + i];
-  out[params.out_off + i] = {{OP}};
+  // OP: wgt::BinaryOp Add, Sub, Mul or Div, on whole vec4s.
+#if OP == 0
+  out[params.out_off + i] = x + y;
+#elif OP == 1
+  out[params.out_off + i] = x - y;
+#elif OP == 2
+  out[params.out_off + i] = x * y;
+#elif OP == 3
+  out[params.out_off + i] = x / y;
+#endif
 }

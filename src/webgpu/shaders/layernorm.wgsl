@@ -1,7 +1,9 @@
 // LayerNorm over the last dim of a strided tensor, one workgroup per row: max|x|, the mean, then
 // the centered variance (two-pass, for accuracy), then y = (x - mean) / sqrt(var + eps) * w + b.
-// Defines: ENABLE, T, HAS_W, HAS_B (missing operands are bound to x by the launcher).
-{{ENABLE}}
+// Defines: F16 (enable f16), T, HAS_W, HAS_B (missing operands are bound to x by the launcher).
+#if F16
+enable f16;
+#endif
 #include "reduce_common"
 #include "norm_scale"
 

@@ -1,7 +1,9 @@
 // Reduction with one invocation per output element, each looping over its row serially.
 // Chosen when rows are short or strided so that neighbouring invocations read neighbouring
 // addresses (e.g. reducing the outer axis of a row-major matrix). Same defines as reduce_rows.
-{{ENABLE}}
+#if F16
+enable f16;
+#endif
 #include "reduce_common"
 
 const OP: u32 = {{OP}}u;

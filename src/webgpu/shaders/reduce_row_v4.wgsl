@@ -4,8 +4,13 @@
 // (reduce_rowred). The read-only streaming kernel of the runtime: with rows of a few KiB it
 // moves its bytes with the access pattern of the vec4 copy, and BENCHMARKS.md uses it as the
 // floor of any one dispatch that must read that many bytes.
-// Defines: ENABLE, T, OP (0 sum, 1 mean), and those of reduce_rowred (SG ...).
-{{ENABLE}}
+// Defines: F16 (enable f16), T, OP (0 sum, 1 mean), and those of reduce_rowred (SG ...).
+#if F16
+enable f16;
+#endif
+#if SG
+enable subgroups;
+#endif
 #include "reduce_common"
 #include "reduce_rowred"
 
@@ -18,8 +23,14 @@ const U: u32 = 4u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
-  {{SG_LET}}
+        @builtin(local_invocation_index) lid: u32
+#if SG
+        , @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgl: u32
+#endif
+        ) {
+#if !SG
+  let sgs = 1u; let sgl = 0u;
+#endif
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }  // workgroup-uniform
   let ib = (p.in_off + row_in_off(row)) / 4u;

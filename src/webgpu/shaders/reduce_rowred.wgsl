@@ -3,9 +3,9 @@
 // one fixed size) a value is reduced within each subgroup (subgroupAdd / subgroupMax), each
 // subgroup's lane 0 writes its result to workgroup memory, and after ONE barrier every invocation
 // combines those few partials itself; without SG it is reduce_common's tree (log2(WG) barriers).
-// Defines: SG ("true"/"false"), SG_ADD / SG_MAX (expressions of `v`: subgroupAdd(v) or v), and
-// for the entry point SG_ARGS (the subgroup builtins as extra parameters, or empty) and SG_LET
-// (empty, or placeholder lets of sgs/sgl). The subgroup layout assumed is the one Vulkan drivers
+// Defines: SG (true / false); with SG the including kernel enables subgroups and takes the
+// subgroup builtins sgs / sgl as entry-point parameters, without it lets them be 1 and 0
+// (#if SG in each *_row_v4.wgsl). The subgroup layout assumed is the one Vulkan drivers
 // use for a fixed subgroup size: subgroup i holds local invocations [i*size, (i+1)*size).
 
 const SG: bool = {{SG}};
@@ -15,8 +15,13 @@ const SG_SLOT: u32 = 64u;  // WG / smallest subgroup size accepted by the launch
 // to protect the partials a slow invocation may still be reading.
 var<workgroup> sg_part: array<f32, 2u * SG_SLOT>;
 
-fn sg_add_or(v: f32) -> f32 { return {{SG_ADD}}; }
-fn sg_max_or(v: f32) -> f32 { return {{SG_MAX}}; }
+#if SG
+fn sg_add_or(v: f32) -> f32 { return subgroupAdd(v); }
+fn sg_max_or(v: f32) -> f32 { return subgroupMax(v); }
+#else
+fn sg_add_or(v: f32) -> f32 { return v; }
+fn sg_max_or(v: f32) -> f32 { return v; }
+#endif
 
 // op: 0 sum, 2 max (ReduceOp codes). Call from workgroup-uniform control flow.
 fn row_reduce(op: u32, v: f32, lid: u32, sgs: u32, sgl: u32, slot: u32) -> f32 {

@@ -1,8 +1,10 @@
 // Reduction with one workgroup per output element: the 256 invocations stride over the row
 // (the reduced dims, any strides) and combine through a workgroup tree reduction.
-// Defines: ENABLE ("enable f16;" or empty), T (input type), OUT_T (output element type:
+// Defines: F16 (enable f16), T (input type), OUT_T (output element type:
 // T, or u32 for argmax, whose I64 result is written as lo/hi words), OP (ReduceOp code).
-{{ENABLE}}
+#if F16
+enable f16;
+#endif
 #include "reduce_common"
 
 const OP: u32 = {{OP}}u;

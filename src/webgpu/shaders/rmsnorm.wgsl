@@ -1,7 +1,9 @@
 // RMSNorm over the last dim of a strided tensor, one workgroup per row (three passes over the
-// row): y = x / sqrt(mean(x^2) + eps) * w. Defines: ENABLE, T, HAS_W. Without a weight the
+// row): y = x / sqrt(mean(x^2) + eps) * w. Defines: F16 (enable f16), T, HAS_W. Without a weight the
 // launcher binds x at binding 1 so the layout stays fixed.
-{{ENABLE}}
+#if F16
+enable f16;
+#endif
 #include "reduce_common"
 #include "norm_scale"
 

@@ -1,7 +1,12 @@
 // RMSNorm of contiguous rows (length % 4 == 0, 16-byte aligned; weight contiguous), one
 // workgroup per row held in registers so the row is read from memory once.
-// Defines: ENABLE, T, HAS_W, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
-{{ENABLE}}
+// Defines: F16 (enable f16), T, HAS_W, CACHE (vec4 per invocation), and reduce_rowred's (SG ...).
+#if F16
+enable f16;
+#endif
+#if SG
+enable subgroups;
+#endif
 #include "reduce_common"
 #include "norm_scale"
 #include "reduce_rowred"
@@ -16,8 +21,14 @@ const CACHE: u32 = {{CACHE}}u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
-  {{SG_LET}}
+        @builtin(local_invocation_index) lid: u32
+#if SG
+        , @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgl: u32
+#endif
+        ) {
+#if !SG
+  let sgs = 1u; let sgl = 0u;
+#endif
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }
   let ib = (p.in_off + row_in_off(row)) / 4u;

@@ -1,7 +1,9 @@
 // Softmax / log-softmax over one axis of a strided tensor, one workgroup per row: a single
 // online pass computes (max, sum of exp) per invocation, a workgroup combine merges them,
-// and a second pass writes. Defines: ENABLE, T, LOG ("true" for log-softmax).
-{{ENABLE}}
+// and a second pass writes. Defines: F16 (enable f16), T, LOG ("true" for log-softmax).
+#if F16
+enable f16;
+#endif
 #include "reduce_common"
 
 const LOG: bool = {{LOG}};

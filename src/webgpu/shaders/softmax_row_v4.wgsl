@@ -1,8 +1,13 @@
 // Softmax / log-softmax of contiguous rows (length % 4 == 0, 16-byte aligned), one workgroup
 // per row, the row held in registers (CACHE vec4 per invocation) so it is read from memory
 // once: max reduction, sum of exp, write (two row reductions, see reduce_rowred).
-// Defines: ENABLE, T, LOG, CACHE, and those of reduce_rowred (SG ...).
-{{ENABLE}}
+// Defines: F16 (enable f16), T, LOG, CACHE, and those of reduce_rowred (SG ...).
+#if F16
+enable f16;
+#endif
+#if SG
+enable subgroups;
+#endif
 #include "reduce_common"
 #include "reduce_rowred"
 
@@ -17,8 +22,14 @@ fn hmax(v: vec4<f32>) -> f32 { return nmax(nmax(v.x, v.y), nmax(v.z, v.w)); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
-  {{SG_LET}}
+        @builtin(local_invocation_index) lid: u32
+#if SG
+        , @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgl: u32
+#endif
+        ) {
+#if !SG
+  let sgs = 1u; let sgl = 0u;
+#endif
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.n_out) { return; }
   let ib = (p.in_off + row_in_off(row)) / 4u;

@@ -4,7 +4,7 @@
 @group(0) @binding(2) var<uniform> params: Params;
 #include "ew_common"
 
-fn op1(x: f32) -> f32 { return {{OP}}; }
+#include "ew_ops"
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

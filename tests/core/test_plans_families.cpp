@@ -1,0 +1,360 @@
+// Kernel choice of the elementwise, reduce, transformer-op and attention plans
+// (src/webgpu/plans/): which kernel plan_*() picks for given adapter capabilities, tuning and
+// calls, their rejects, that the pipeline key follows exactly the shader-selecting fields, and
+// that every variant preprocesses into WGSL without a directive or placeholder left (the op
+// expressions and subgroup / f16 forms now come from the .wgsl through #if). No GPU needed.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "webgpu/plans/attention_plan.hpp"
+#include "webgpu/plans/elementwise_plan.hpp"
+#include "webgpu/plans/index_plan.hpp"
+#include "webgpu/plans/nn_plan.hpp"
+#include "webgpu/plans/reduce_plan.hpp"
+#include "webgpu/shader_registry.hpp"
+#include "wgt/wgt.hpp"
+
+using namespace wgt;
+using namespace wgt::webgpu;
+
+namespace {
+
+struct Adapter {
+  Features f;
+  Limits l;
+  Caps caps() const { return {f, l}; }
+};
+// Subgroups of 32 (one fixed size), shader-f16, 48 KiB of workgroup memory: like the H200's.
+Adapter big_gpu() {
+  Adapter a;
+  a.f.shader_f16 = a.f.subgroups = true;
+  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 32;
+  a.l.max_compute_invocations_per_workgroup = a.l.max_compute_workgroup_size_x = 1024;
+  a.l.max_compute_workgroup_storage_size = 49152;
+  a.l.subgroup_min_size = a.l.subgroup_max_size = 32;
+  return a;
+}
+// WebGPU's defaults: no optional feature, 16 KiB of workgroup memory.
+Adapter defaults() {
+  Adapter a;
+  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
+  return a;
+}
+
+Tensor t(const Shape& s, DType d = DType::F32) { return Tensor::empty(s, d); }
+
+OpCall call(OpKind k, std::vector<Tensor> ins, const Shape& out, DType od = DType::F32) {
+  OpCall c{k, "op", std::move(ins), {t(out, od)}, {}};
+  return c;
+}
+
+void expect_expands(const ShaderVariant& v, const std::string& what) {
+  std::string src;
+  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << what;
+  EXPECT_EQ(src.find("{{"), std::string::npos) << what;
+  for (size_t b = 0; b < src.size();) {
+    size_t e = src.find('\n', b);
+    if (e == std::string::npos) e = src.size();
+    const size_t p = src.find_first_not_of(" \t", b);
+    EXPECT_FALSE(p < e && src[p] == '#') << what << ": " << src.substr(b, e - b);
+    b = e + 1;
+  }
+}
+
+template <class P>
+P ok(const Planned<P>& p) {
+  EXPECT_TRUE(p.ok()) << p.reject;
+  return p.plan;
+}
+
+}  // namespace
+
+// ---- elementwise ----
+
+TEST(ElementwisePlan, Vec4OnlyForContiguousAlignedF32) {
+  const Adapter ad = defaults();
+  OpCall add = call(OpKind::Binary, {t({8, 16}), t({8, 16})}, {8, 16});
+  add.attrs.binary = BinaryOp::Add;
+  EXPECT_EQ(ok(plan_elementwise(ad.caps(), add)).shader.kernel, EwKernel::BinaryVec4);
+  // A transposed operand, an odd count, an i32 operand or a comparison: the word kernel.
+  OpCall strided = add;
+  strided.inputs[1] = t({16, 8}).t();
+  EXPECT_EQ(ok(plan_elementwise(ad.caps(), strided)).shader.kernel, EwKernel::Binary);
+  OpCall odd = call(OpKind::Binary, {t({3, 5}), t({3, 5})}, {3, 5});
+  EXPECT_EQ(ok(plan_elementwise(ad.caps(), odd)).shader.kernel, EwKernel::Binary);
+  OpCall cmp = add;
+  cmp.attrs.binary = BinaryOp::Lt;
+  cmp.outputs = {t({8, 16}, DType::Bool)};
+  EXPECT_EQ(ok(plan_elementwise(ad.caps(), cmp)).shader.kernel, EwKernel::Binary);
+  OpCall ex = call(OpKind::Unary, {t({64})}, {64});
+  ex.attrs.unary = UnaryOp::Exp;
+  const EwPlan u = ok(plan_elementwise(ad.caps(), ex));
+  EXPECT_EQ(u.shader.kernel, EwKernel::UnaryVec4);
+  EXPECT_EQ(u.shader.op, static_cast<uint8_t>(UnaryOp::Exp));
+  OpCall cast = call(OpKind::Cast, {t({64})}, {64}, DType::F16);
+  const EwPlan c = ok(plan_elementwise(ad.caps(), cast));
+  EXPECT_EQ(c.shader.kernel, EwKernel::Unary);
+  EXPECT_EQ(c.shader.op, kEwIdentity);
+}
+
+TEST(ElementwisePlan, IntegerOpsWithoutAnI32FormAreRejected) {
+  const Adapter ad = defaults();
+  OpCall div = call(OpKind::Binary, {t({4}, DType::I32), t({4}, DType::I32)}, {4}, DType::I32);
+  div.attrs.binary = BinaryOp::Div;
+  Planned<EwPlan> p = plan_elementwise(ad.caps(), div);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.reject.find("integer"), std::string::npos) << p.reject;
+  OpCall ex = call(OpKind::Unary, {t({4}, DType::I32)}, {4}, DType::I32);
+  ex.attrs.unary = UnaryOp::Exp;
+  EXPECT_FALSE(plan_elementwise(ad.caps(), ex).ok());
+  ex.attrs.unary = UnaryOp::Abs;
+  const EwPlan abs = ok(plan_elementwise(ad.caps(), ex));
+  EXPECT_TRUE(abs.shader.ct_i32);
+  OpCall rn = call(OpKind::RandNormal, {}, {4}, DType::I32);
+  EXPECT_FALSE(plan_elementwise(ad.caps(), rn).ok());
+  OpCall i64 = call(OpKind::Unary, {t({4}, DType::I64)}, {4}, DType::I64);
+  EXPECT_FALSE(plan_elementwise(ad.caps(), i64).ok());
+}
+
+// Every unary and binary op, in each compute type it has, expands to WGSL; different ops and
+// compute types are different pipeline keys, equal calls the same.
+TEST(ElementwisePlan, EveryOpVariantExpandsWithItsOwnKey) {
+  const Adapter ad = defaults();
+  std::set<std::array<uint64_t, 4>> keys;
+  size_t plans = 0;
+  for (DType dt : {DType::F32, DType::F16, DType::I32}) {
+    for (int op = 0; op <= static_cast<int>(UnaryOp::Silu); ++op) {
+      OpCall u = call(OpKind::Unary, {t({3, 5}, dt)}, {3, 5}, dt);
+      u.attrs.unary = static_cast<UnaryOp>(op);
+      Planned<EwPlan> p = plan_elementwise(ad.caps(), u);
+      if (!p.ok()) continue;
+      expect_expands(p.plan.variant(), std::string("unary ") + unary_op_name(u.attrs.unary));
+      keys.insert(p.plan.key().w);
+      ++plans;
+      EXPECT_TRUE(p.plan.key() == ok(plan_elementwise(ad.caps(), u)).key());
+    }
+    for (int op = 0; op <= static_cast<int>(BinaryOp::Ge); ++op) {
+      OpCall b = call(OpKind::Binary, {t({3, 5}, dt), t({5}, dt)}, {3, 5}, dt);
+      b.attrs.binary = static_cast<BinaryOp>(op);
+      Planned<EwPlan> p = plan_elementwise(ad.caps(), b);
+      if (!p.ok()) continue;
+      expect_expands(p.plan.variant(), std::string("binary ") + binary_op_name(b.attrs.binary));
+      keys.insert(p.plan.key().w);
+      ++plans;
+    }
+  }
+  EXPECT_EQ(keys.size(), plans);
+  for (int op = 0; op < 4; ++op) {  // the vec4 kernel's ops
+    OpCall b = call(OpKind::Binary, {t({16}), t({16})}, {16});
+    b.attrs.binary = static_cast<BinaryOp>(op);
+    expect_expands(ok(plan_elementwise(ad.caps(), b)).variant(), "binary_vec4");
+  }
+  for (OpKind k : {OpKind::Fill, OpKind::Arange})
+    for (DType dt : {DType::F32, DType::I32, DType::U8})
+      expect_expands(ok(plan_elementwise(ad.caps(), call(k, {}, {7}, dt))).variant(), "fill/arange");
+}
+
+// ---- reduce ----
+
+TEST(ReducePlan, RowKernelsAndSubgroupsFollowCapsAndTuning) {
+  const Adapter gpu = big_gpu(), plain = defaults();
+  OpCall sm = call(OpKind::Softmax, {t({6, 256})}, {6, 256});
+  sm.attrs.axis = 1;
+  const ReducePlan fast = ok(plan_reduce(gpu.caps(), {}, sm));
+  EXPECT_EQ(fast.shader.kernel, ReduceKernel::SoftmaxRowV4);
+  EXPECT_TRUE(fast.shader.sg);
+  EXPECT_EQ(fast.groups, 6u);
+  // The tuning turns the subgroup reduction off; an adapter without subgroups never has it.
+  const ReducePlan tree = ok(plan_reduce(gpu.caps(), ReduceTuning{false}, sm));
+  EXPECT_EQ(tree.shader.kernel, ReduceKernel::SoftmaxRowV4);
+  EXPECT_FALSE(tree.shader.sg);
+  EXPECT_FALSE(fast.key() == tree.key());
+  EXPECT_FALSE(ok(plan_reduce(plain.caps(), {}, sm)).shader.sg);
+  // Softmax along a strided axis: the general kernel.
+  OpCall col = call(OpKind::Softmax, {t({256, 6}).t()}, {6, 256});
+  col.attrs.axis = 1;
+  EXPECT_EQ(ok(plan_reduce(gpu.caps(), {}, col)).shader.kernel, ReduceKernel::Softmax);
+  // Sum over the outer axis of a short, wide matrix: an invocation per output (256 per
+  // workgroup); with few outputs a workgroup per output instead.
+  OpCall s0 = call(OpKind::Reduce, {t({7, 4096})}, {4096});
+  s0.attrs.axes = {0};
+  const ReducePlan cols = ok(plan_reduce(gpu.caps(), {}, s0));
+  EXPECT_EQ(cols.shader.kernel, ReduceKernel::Cols);
+  EXPECT_EQ(cols.groups, 16u);
+  OpCall few = call(OpKind::Reduce, {t({7, 9})}, {9});
+  few.attrs.axes = {0};
+  const ReducePlan rows = ok(plan_reduce(gpu.caps(), {}, few));
+  EXPECT_EQ(rows.shader.kernel, ReduceKernel::Rows);
+  EXPECT_EQ(rows.groups, 9u);
+  OpCall s1 = call(OpKind::Reduce, {t({7, 4096})}, {7});
+  s1.attrs.axes = {1};
+  EXPECT_EQ(ok(plan_reduce(gpu.caps(), {}, s1)).shader.kernel, ReduceKernel::RowV4);
+  s1.attrs.reduce = ReduceOp::Max;
+  EXPECT_EQ(ok(plan_reduce(gpu.caps(), {}, s1)).shader.kernel, ReduceKernel::Rows);
+}
+
+TEST(ReducePlan, F16WithoutShaderF16RunsTheF32KernelBetweenCasts) {
+  Adapter gpu = big_gpu();
+  OpCall n = call(OpKind::RMSNorm, {t({3, 64}, DType::F16), t({64}, DType::F16)}, {3, 64}, DType::F16);
+  n.attrs.has_weight = true;
+  const ReducePlan native = ok(plan_reduce(gpu.caps(), {}, n));
+  EXPECT_FALSE(native.f16_via_f32);
+  EXPECT_TRUE(native.shader.f16);
+  gpu.f.shader_f16 = false;
+  const ReducePlan via = ok(plan_reduce(gpu.caps(), {}, n));
+  EXPECT_TRUE(via.f16_via_f32);
+  EXPECT_FALSE(via.shader.f16);
+  EXPECT_EQ(via.shader.kernel, ReduceKernel::RmsNormRowV4);
+  expect_expands(native.variant(), "rmsnorm f16");
+  expect_expands(via.variant(), "rmsnorm via f32");
+  OpCall bad = call(OpKind::Reduce, {t({4}, DType::I32)}, {}, DType::I32);
+  EXPECT_FALSE(plan_reduce(gpu.caps(), {}, bad).ok());
+}
+
+TEST(ReducePlan, EveryKernelVariantExpands) {
+  for (const Adapter& ad : {big_gpu(), defaults()}) {
+    for (DType dt : {DType::F32, DType::F16}) {
+      for (int64_t n : {5, 256, 5000}) {
+        OpCall sm = call(OpKind::LogSoftmax, {t({3, n}, dt)}, {3, n}, dt);
+        sm.attrs.axis = 1;
+        OpCall ln = call(OpKind::LayerNorm, {t({3, n}, dt), t({n}, dt), t({n}, dt)}, {3, n}, dt);
+        ln.attrs.has_weight = ln.attrs.has_bias = true;
+        OpCall rd = call(OpKind::Reduce, {t({3, n}, dt)}, {3}, dt);
+        rd.attrs.axes = {1};
+        OpCall am = call(OpKind::Reduce, {t({3, n}, dt)}, {3}, DType::I64);
+        am.attrs.axes = {1};
+        am.attrs.reduce = ReduceOp::ArgMax;
+        for (const OpCall* c : {&sm, &ln, &rd, &am}) expect_expands(ok(plan_reduce(ad.caps(), {}, *c)).variant(), c->name);
+      }
+    }
+  }
+}
+
+// ---- transformer ops ----
+
+TEST(NnPlan, KvAppendPicksOneDispatchWhereRowsAreWholeWords) {
+  const Adapter ad = defaults();
+  const Tensor kc = t({8, 2, 4}, DType::F16), vc = t({8, 2, 4}, DType::F16);
+  OpCall both{OpKind::KVAppend, "kv_append", {kc, t({1, 2, 4}), vc, t({1, 2, 4})}, {}, {}};
+  both.attrs.pos_offset = 2;
+  const NnPlan p2 = ok(plan_nn(ad.caps(), both));
+  EXPECT_EQ(p2.route, NnRoute::Kernel);
+  EXPECT_EQ(p2.shader.kernel, NnKernel::KvAppend2);
+  EXPECT_TRUE(p2.shader.cache_f16);
+  // An odd row size in f16: the caches' words are shared with the neighbouring rows.
+  OpCall odd{OpKind::KVAppend, "kv_append", {t({8, 1, 3}, DType::F16), t({1, 1, 3}), t({8, 1, 3}, DType::F16), t({1, 1, 3})}, {}, {}};
+  odd.attrs.pos_offset = 1;
+  EXPECT_EQ(ok(plan_nn(ad.caps(), odd)).route, NnRoute::KvAppendEach);
+  OpCall strided{OpKind::KVAppend, "kv_append", {t({8, 2, 4}).t(), t({1, 2, 4})}, {}, {}};
+  EXPECT_FALSE(plan_nn(ad.caps(), strided).ok());
+}
+
+TEST(NnPlan, RopeAppendFusesUnlessTheStorageBuffersRunOut) {
+  Adapter ad = defaults();
+  const Tensor kc = t({8, 2, 4}), vc = t({8, 2, 4});
+  OpCall c{OpKind::KVAppend, "kv_append_rope", {kc, t({1, 2, 4}), vc, t({1, 2, 4}), t({1, 4, 4})}, {}, {}};
+  c.attrs.n_rot = 4;
+  c.attrs.scalar0 = 10000.0;
+  const NnPlan fused = ok(plan_nn(ad.caps(), c));
+  EXPECT_EQ(fused.shader.kernel, NnKernel::KvAppendRope);
+  EXPECT_FALSE(fused.shader.q_shared);
+  expect_expands(fused.variant(), "kv_append_rope three");
+  ad.l.max_storage_buffers_per_shader_stage = 4;  // caches + k, v, q need five
+  EXPECT_EQ(ok(plan_nn(ad.caps(), c)).route, NnRoute::KvAppendRopeUnfused);
+  OpCall rope{OpKind::Rope, "rope_", {t({2, 3, 8}, DType::F16).slice(2, 1, 7)}, {}, {}};
+  rope.attrs.n_rot = 4;
+  Planned<NnPlan> r = plan_nn(ad.caps(), rope);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.reject.find("even"), std::string::npos) << r.reject;
+  OpCall rope_out{OpKind::Rope, "rope", {t({2, 3, 8}), t({2}, DType::I32)}, {t({2, 3, 8})}, {}};
+  rope_out.attrs.n_rot = 8;
+  const NnPlan ro = ok(plan_nn(ad.caps(), rope_out));
+  EXPECT_EQ(ro.shader.kernel, NnKernel::Rope);
+  EXPECT_TRUE(ro.shader.has_pos);
+  expect_expands(ro.variant(), "rope");
+}
+
+// ---- attention ----
+
+OpCall attn(int64_t lq, int64_t heads, int64_t d, int64_t lk, int64_t kv_heads, DType kv = DType::F32) {
+  OpCall c{OpKind::Attention, "attention", {t({lq, heads, d}), t({lk, kv_heads, d}, kv), t({lk, kv_heads, d}, kv)},
+           {t({lq, heads, d})}, {}};
+  c.attrs.scalar0 = 0.125;
+  return c;
+}
+
+TEST(AttentionPlan, DecodeKernelFollowsCapsAndTuning) {
+  const Adapter gpu = big_gpu(), plain = defaults();
+  const OpCall dec = attn(1, 8, 64, 1000, 2, DType::F16);
+  const AttnPlan sg = ok(plan_attention(gpu.caps(), {}, dec));
+  EXPECT_EQ(sg.shader.kernel, AttnKernel::DecodeSg);
+  EXPECT_EQ(sg.shader.lanes, 4);  // the smallest lane count that fits: 2*G*D/L = 2*4*64/4 = 128 registers
+  EXPECT_EQ(sg.shader.wg, 128);
+  EXPECT_GE(sg.n_split, 1u);
+  EXPECT_GE(uint64_t{sg.n_split} * sg.chunk, 1000u);
+  AttentionTuning split;
+  split.decode_split = true;
+  const AttnPlan staged = ok(plan_attention(gpu.caps(), split, dec));
+  EXPECT_EQ(staged.shader.kernel, AttnKernel::DecodeStaged);
+  EXPECT_GT(staged.shader.tile, 0);
+  EXPECT_EQ(ok(plan_attention(plain.caps(), {}, dec)).shader.kernel, AttnKernel::DecodeStaged);
+  AttentionTuning lanes;
+  lanes.lanes = 8;
+  lanes.chunk = 512;
+  const AttnPlan forced = ok(plan_attention(gpu.caps(), lanes, dec));
+  EXPECT_EQ(forced.shader.lanes, 8);
+  EXPECT_EQ(forced.shader.kernel, AttnKernel::DecodeSg);
+  EXPECT_EQ(forced.chunk, 512u);
+  EXPECT_FALSE(forced.key() == sg.key());
+  // A lane count that does not divide the head dim into whole words: the staged kernel.
+  lanes.lanes = 16;  // 64 f16 per row: 16 lanes x 8 per word would need 128
+  EXPECT_EQ(ok(plan_attention(gpu.caps(), lanes, dec)).shader.kernel, AttnKernel::DecodeStaged);
+  for (const AttnPlan* p : {&sg, &staged, &forced}) {
+    expect_expands(p->variant(), "decode pass 1");
+    expect_expands(p->reduce_variant(), "decode pass 2");
+  }
+  const AttnPlan pre = ok(plan_attention(gpu.caps(), {}, attn(9, 4, 32, 9, 4)));
+  EXPECT_EQ(pre.shader.kernel, AttnKernel::Prefill);
+  expect_expands(pre.variant(), "prefill");
+}
+
+TEST(AttentionPlan, RejectsWhatNoKernelFits) {
+  Adapter small = defaults();
+  small.l.max_compute_workgroup_storage_size = 4096;
+  Planned<AttnPlan> p = plan_attention(small.caps(), {}, attn(9, 4, 256, 9, 4));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.reject.find("workgroup memory"), std::string::npos) << p.reject;
+  OpCall mixed = attn(1, 2, 8, 4, 2);
+  mixed.inputs[2] = t({4, 2, 8}, DType::F16);
+  EXPECT_FALSE(plan_attention(defaults().caps(), {}, mixed).ok());
+  EXPECT_TRUE(ok(plan_attention(defaults().caps(), {}, attn(1, 0, 8, 4, 0))).empty);
+}
+
+// ---- indexing ----
+
+TEST(IndexPlan, ElementSizeAndIndexWidthSelectTheShader) {
+  const Adapter ad = defaults();
+  OpCall g{OpKind::Gather, "gather", {t({4, 6}, DType::F16), t({4, 2}, DType::I64)}, {t({4, 2}, DType::F16)}, {}};
+  g.attrs.axis = 1;
+  const IndexPlan p = ok(plan_index(ad.caps(), g));
+  EXPECT_EQ(p.shader.kernel, IndexKernel::Gather);
+  EXPECT_EQ(p.shader.elem_bytes, 2);
+  EXPECT_EQ(p.shader.index_words, 2);
+  expect_expands(p.variant(), "gather");
+  g.inputs[1] = t({4, 2}, DType::I32);
+  const IndexPlan p32 = ok(plan_index(ad.caps(), g));
+  EXPECT_EQ(p32.shader.index_words, 1);
+  EXPECT_FALSE(p32.key() == p.key());
+  g.inputs[1] = t({4, 2}, DType::F32);
+  EXPECT_FALSE(plan_index(ad.caps(), g).ok());
+  OpCall c{OpKind::Concat, "concat", {t({2, 3}, DType::I64), t({2, 5}, DType::I64)}, {t({2, 8}, DType::I64)}, {}};
+  c.attrs.axis = 1;
+  const IndexPlan pc = ok(plan_index(ad.caps(), c));
+  EXPECT_EQ(pc.shader.kernel, IndexKernel::Concat);
+  EXPECT_EQ(pc.shader.elem_bytes, 8);
+  expect_expands(pc.variant(), "concat");
+  c.inputs[1] = t({2, 5}, DType::I32);
+  EXPECT_FALSE(plan_index(ad.caps(), c).ok());
+}
