@@ -475,13 +475,18 @@ TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
                                          false, DType::F16));
   EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4");
   expect_variant_expands(p.variant(), p.name());
-  // Many tiles (and matmul_t): 128x128 with 4x2 fragments, B K-contiguous.
+  // Many tiles (and matmul_t): for B K-contiguous 128x256 with 4x4 fragments, for N-contiguous
+  // 128x128 with 4x2.
   p = plan_ok(ad, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({4096, 256}, DType::F16), true,
                               DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 128x128x32 4x2 frag=16x16x16 b:k o:v4");
+  EXPECT_EQ(p.name(), "sgmat 128x256x16 4x4 frag=16x16x16 b:k o:v4");
   expect_variant_expands(p.variant(), p.name());
   EXPECT_EQ(p.row_tile(), 128u);
-  EXPECT_EQ(p.col_tile(), 128u);
+  EXPECT_EQ(p.col_tile(), 256u);
+  p = plan_ok(ad, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({256, 4096}, DType::F16), false,
+                              DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 128x128x32 4x2 frag=16x16x16 b:n o:v4");
+  expect_variant_expands(p.variant(), p.name());
   // Odd N: scalar stores; still sgmat since B's rows stay vec4-aligned along K.
   p = plan_ok(ad, matmul_call(Tensor::empty({40, 64}, DType::F16), Tensor::empty({37, 64}, DType::F16), true,
                               DType::F16));

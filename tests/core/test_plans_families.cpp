@@ -122,7 +122,7 @@ TEST(ElementwisePlan, IntegerOpsWithoutAnI32FormAreRejected) {
 // compute types are different pipeline keys, equal calls the same.
 TEST(ElementwisePlan, EveryOpVariantExpandsWithItsOwnKey) {
   const Adapter ad = defaults();
-  std::set<std::array<uint64_t, 4>> keys;
+  std::set<decltype(PipelineKey::w)> keys;
   size_t plans = 0;
   for (DType dt : {DType::F32, DType::F16, DType::I32}) {
     for (int op = 0; op <= static_cast<int>(UnaryOp::Silu); ++op) {

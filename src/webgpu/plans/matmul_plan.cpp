@@ -183,8 +183,10 @@ std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShap
   return {};
 }
 
-// The default tile: 128x128 (8 subgroups of 64x32) where there are enough such tiles to fill
-// the GPU (two per known multiprocessor, else 256), else 64x64 (4 subgroups of 32x32).
+// The default tile where there are enough such tiles to fill the GPU (two per known
+// multiprocessor, else 256): for N-contiguous B 128x128x32 (8 subgroups of 64x32), for
+// K-contiguous B 128x256x16 (8 subgroups of 64x64), the fastest of the H200 sweeps
+// (BENCHMARKS.md); else 64x64 (4 subgroups of 32x32).
 SgTile choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatShape& sh, bool b_kfast, uint64_t M,
                          uint64_t N, uint64_t batch) {
   if (tu.sgmat) {
@@ -194,9 +196,10 @@ SgTile choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatSha
       throw_error(ErrorKind::InvalidArgument, "matmul", "WGT_MATMUL_SGMAT=" + dims_text(f.data(), 5) + ": " + why);
     return t;
   }
-  const SgTile big{128, 128, 32, 64 / sh.m, 32 / sh.n}, mid{64, 64, 32, 32 / sh.m, 32 / sh.n};
+  const SgTile big = b_kfast ? SgTile{128, 256, 16, 64 / sh.m, 64 / sh.n} : SgTile{128, 128, 32, 64 / sh.m, 32 / sh.n};
+  const SgTile mid{64, 64, 32, 32 / sh.m, 32 / sh.n};
   const uint64_t fill = l.compute_units ? 2ull * l.compute_units : 256;
-  const uint64_t big_tiles = uint64_t{ceil_div(M, 128)} * ceil_div(N, 128) * batch;
+  const uint64_t big_tiles = uint64_t{ceil_div(M, big.bm)} * ceil_div(N, big.bn) * batch;
   if (big_tiles >= fill && sgmat_tile_problem(l, big, sh, b_kfast).empty()) return big;
   return mid;
 }
