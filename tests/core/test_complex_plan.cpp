@@ -72,20 +72,18 @@ TEST(ComplexPlan, OwnsCallsOnC64Data) {
   EXPECT_FALSE(plan_complex_ew(big_gpu().caps(), re).ok());
 }
 
-TEST(ComplexPlan, MatmulAlgorithmBySizeAndOverride) {
+TEST(ComplexPlan, MatmulAlgorithmAndOverride) {
   const Adapter gpu = big_gpu();
   MatmulTuning tu;
   Planned<ComplexMatmulPlan> big = plan_complex_matmul(gpu.caps(), tu, mm({4096, 4096}, {4096, 4096}));
   ASSERT_TRUE(big.ok()) << big.reject;
-  EXPECT_TRUE(big.plan.shader.three);
+  EXPECT_FALSE(big.plan.shader.three);  // four products unless the tuning asks for three
   EXPECT_EQ(big.plan.shader.bm, 64);
   EXPECT_EQ(big.plan.shader.bk, 8);
   Planned<ComplexMatmulPlan> small = plan_complex_matmul(gpu.caps(), tu, mm({37, 29}, {29, 19}));
   ASSERT_TRUE(small.ok()) << small.reject;
   EXPECT_FALSE(small.plan.shader.three);
   EXPECT_EQ(small.plan.shader.bm, 32);  // too few 64x64 tiles to fill the GPU
-  // Short K: four products even for a large output.
-  EXPECT_FALSE(plan_complex_matmul(gpu.caps(), tu, mm({8192, 32}, {32, 8192})).plan.shader.three);
   tu.c64 = ComplexAlgo::FourMult;
   EXPECT_FALSE(plan_complex_matmul(gpu.caps(), tu, mm({4096, 4096}, {4096, 4096})).plan.shader.three);
   tu.c64 = ComplexAlgo::ThreeMult;

@@ -352,14 +352,12 @@ Planned<ComplexMatmulPlan> plan_complex_matmul(const Caps& caps, const MatmulTun
   s.b_kfast = bd.rs == 1 && K > 1;
   uint64_t batch = 1;
   for (size_t d = 0; d + 2 < r; ++d) batch *= static_cast<uint64_t>(out.shape[d]);
-  // Gauss's three products pay where the multiplies dominate: large products only (small
-  // ones are bound by loads, and four products round a little better).
-  bool three = false;
-  switch (tu.c64) {
-    case ComplexAlgo::FourMult: three = false; break;
-    case ComplexAlgo::ThreeMult: three = true; break;
-    case ComplexAlgo::Auto: three = K >= 64 && M * N * K * batch >= kComplexThreeMultWork; break;
-  }
+  // Four products by default: on the H200 the four-product kernel ran at 95-100% of the f32
+  // matmul's rate and the three-product one at 62-67% at every measured size, 1024^3 to
+  // 4096^3 (BENCHMARKS.md); Gauss's form saves a multiply but its extra adds and operand
+  // sums cost more in this tiled kernel. It stays selectable (tuning) for adapters where
+  // multiplies are the scarcer resource.
+  const bool three = tu.c64 == ComplexAlgo::ThreeMult;
   s.three = three;
   Tile t{};
   if (tu.c64_tile) {

@@ -85,8 +85,6 @@ struct ComplexMatmulPlan {
   ShaderVariant variant() const;
   std::string name() const;  // e.g. "c64 mm4 64x64x8 4x4 a:k b:n", "c64 mm3 32x32x8 4x4"
 };
-// The size from which Auto picks the 3-product kernel: M * N * K at least this (and K >= 64).
-constexpr uint64_t kComplexThreeMultWork = uint64_t{1} << 27;
 
 Planned<ComplexEwPlan> plan_complex_ew(const Caps& caps, const OpCall& call);
 Planned<ComplexReducePlan> plan_complex_reduce(const Caps& caps, const OpCall& call);

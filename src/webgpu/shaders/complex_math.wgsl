@@ -38,6 +38,13 @@ fn cx_ratio(p: f32, q: f32, p0: f32) -> f32 {
   return r;
 }
 
+// p / q with q's exponent taken out first: NVIDIA's Vulkan driver divides as p * (1 / q), whose
+// reciprocal flushes to zero for |q| > 2^126 (3e38 / 3e38 gave 0). q / 2^e is in [1, 2).
+fn cx_fdiv(p: f32, q: f32) -> f32 {
+  let s = cx_pow2(-min(max(cx_expo(q), -126), 126));
+  return (p / (q * s)) * s;
+}
+
 // Smith's division of finite values by a nonzero divisor, in f32 without spurious over- or
 // underflow: the denominator is formed from the divisor scaled to [1, 2) (undone at the end),
 // the numerator halved where a sum of its terms could overflow (doubled back), and a * c / d
@@ -53,24 +60,24 @@ fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
   var x: f32;
   var y: f32;
   if (abs(c) < abs(d)) {
-    let ratio = c / d;
+    let ratio = cx_fdiv(c, d);
     let den = (c * sd) * ratio + d * sd;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && c != 0.0) {
-      ar = (na / d) * c;
-      br = (nb / d) * c;
+      ar = cx_fdiv(na, d) * c;
+      br = cx_fdiv(nb, d) * c;
     }
     x = (ar + nb) / den;
     y = (br - na) / den;
   } else {
-    let ratio = d / c;
+    let ratio = cx_fdiv(d, c);
     let den = (d * sd) * ratio + c * sd;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && d != 0.0) {
-      ar = (na / c) * d;
-      br = (nb / c) * d;
+      ar = cx_fdiv(na, c) * d;
+      br = cx_fdiv(nb, c) * d;
     }
     x = (br + na) / den;
     y = (nb - ar) / den;
