@@ -119,6 +119,9 @@ void init_ops(py::module_& m) {
       {"sqrt", &wgt::sqrt, "square root"}, {"rsqrt", &wgt::rsqrt, "1 / sqrt(x)"}, {"sin", &wgt::sin, "sine"},
       {"cos", &wgt::cos, "cosine"}, {"tanh", &wgt::tanh, "tanh, with relative accuracy near 0 (tanh(1e-10) = 1e-10), NaN -> NaN"},
       {"sigmoid", &wgt::sigmoid, "1 / (1 + e^-x)"}, {"relu", &wgt::relu, "max(x, 0)"}, {"silu", &wgt::silu, "x * sigmoid(x)"},
+      {"conj", &wgt::conj, "complex conjugate (c64); the input itself for real dtypes"},
+      {"real", &wgt::real, "real part (c64 -> f32); the input itself for real dtypes"},
+      {"imag", &wgt::imag, "imaginary part (c64 -> f32); zeros for real dtypes"},
   };
   for (const auto& u : unary) m.def(u.name, u.f, py::arg("x"), release_gil(), u.doc);
   m.def("gelu", [](const Tensor& x, const std::string& a) { return wgt::gelu(x, to_gelu(a)); }, py::arg("x"),

@@ -73,7 +73,7 @@ def _method(fn):
 # The ops as Tensor methods too: t.sum(axis=1), t.softmax(), t.exp(), ...
 for _name in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "gelu",
               "sum", "mean", "max", "min", "prod", "argmax", "softmax", "log_softmax", "matmul",
-              "matmul_t", "cast", "maximum", "minimum", "abs", "neg", "rms_norm", "layer_norm"):
+              "matmul_t", "cast", "maximum", "minimum", "abs", "neg", "rms_norm", "layer_norm", "conj"):
     setattr(Tensor, _name, _method(getattr(_wgtensor, _name)))
 del _name
 

@@ -32,6 +32,22 @@ def test_unary(device, rng, name):
     check(got, want, device=device, **F32)
 
 
+def test_complex_parts(device, rng):
+    z = (rng.standard_normal((5, 7)) + 1j * rng.standard_normal((5, 7))).astype(np.complex64)
+    t = on(device, z)
+    got = wgt.conj(t)
+    assert got.dtype == "c64" and got.device.startswith(device)
+    np.testing.assert_allclose(np.asarray(got), np.conj(z), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(t.conj()), np.conj(z), rtol=1e-6)
+    for name, ref in (("real", np.real), ("imag", np.imag), ("abs", np.abs)):
+        r = getattr(wgt, name)(t)
+        assert r.dtype == "f32", name
+        check(r, ref(z.astype(np.complex128)), device=device, **F32)
+    x = f32(rng, 3, 4)  # real dtypes: conj and real the input, imag zeros
+    check(wgt.conj(on(device, x)), x.astype(np.float64), device=device, **F32)
+    check(wgt.imag(on(device, x)), np.zeros((3, 4)), device=device, **F32)
+
+
 def test_log_sqrt_rsqrt_domain(device, rng):
     x = np.abs(f32(rng, 5, 9)) + 0.01
     x[0, :3] = [0.0, -1.0, np.inf]
