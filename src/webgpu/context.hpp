@@ -172,9 +172,10 @@ class Context {
 // plan per call), and `encode` records that plan's dispatches.
 using KernelPlan = Support (*)(const Context&, const OpCall&);
 using KernelEncode = void (*)(Context&, OpCall&, const void* plan);
-// A family without a typed plan (sparse): a check, and a launcher that decides again.
-using KernelCheck = Support (*)(const Context&, const OpCall&);
-using KernelLaunch = void (*)(Context&, OpCall&);
+// Which calls of its kind an entry owns: a family that shares op kinds with another by the
+// call's data (complex64 calls of Binary, MatMul, ...) claims its calls with this; an entry
+// without one takes the kind's other calls.
+using KernelOwns = bool (*)(const OpCall&);
 
 // Plans computed by planned entries since the process started (every plan() call, rejects
 // included): a test hook to check that a call is planned once.
@@ -183,10 +184,9 @@ void count_kernel_plan();
 
 struct KernelEntry {
   OpKind kind;
-  KernelPlan plan = nullptr;  // planned family
+  KernelPlan plan = nullptr;
   KernelEncode encode = nullptr;
-  KernelCheck check = nullptr;  // family without a plan
-  KernelLaunch launch = nullptr;
+  KernelOwns owns = nullptr;  // null: every call of `kind` no owning entry claims
 };
 
 // Adapts a family's Plan (Planned<P> (*)(const Context&, const OpCall&)) and Encode
@@ -205,16 +205,19 @@ struct PlannedKernel {
 class KernelRegistry {
  public:
   template <class P, auto Plan, auto Encode>
-  void add_planned(OpKind kind) {
-    entries_.push_back({kind, &PlannedKernel<P, Plan, Encode>::plan, &PlannedKernel<P, Plan, Encode>::encode});
+  void add_planned(OpKind kind, KernelOwns owns = nullptr) {
+    entries_.push_back({kind, &PlannedKernel<P, Plan, Encode>::plan, &PlannedKernel<P, Plan, Encode>::encode, owns});
   }
-  void add(OpKind kind, KernelCheck check, KernelLaunch launch) {
-    entries_.push_back({kind, nullptr, nullptr, check, launch});
-  }
-  const KernelEntry* find(OpKind kind) const {
-    for (const auto& e : entries_)
-      if (e.kind == kind) return &e;
-    return nullptr;
+  // The entry for `call`: one whose predicate claims it, else the kind's general entry
+  // (registration order does not matter).
+  const KernelEntry* find(const OpCall& call) const {
+    const KernelEntry* general = nullptr;
+    for (const auto& e : entries_) {
+      if (e.kind != call.kind) continue;
+      if (!e.owns) general = general ? general : &e;
+      else if (e.owns(call)) return &e;
+    }
+    return general;
   }
 
  private:
@@ -230,5 +233,7 @@ void register_nn_kernels(KernelRegistry&);           // Rope, SiluMul, KVAppend,
 void register_quant_kernels(KernelRegistry&);        // QMatMul, QDequantize, QGetRows (every QType)
 void register_sparse_kernels(KernelRegistry&);       // SpMM, SDDMM, SpAddDense, SpRowReduce, SpSoftmax
 void register_fft_kernels(KernelRegistry&);          // Fft (c64 / f32 lines, plans/fft_plan.hpp)
+void register_complex_kernels(KernelRegistry&);      // the c64 calls of Unary, Binary, Cast, Where,
+                                                     // Fill, Reduce, MatMul (is_complex_call)
 
 }  // namespace wgt::webgpu

@@ -11,7 +11,6 @@
 
 #include "runtime/settings.hpp"
 #include "webgpu/buffer_pool.hpp"
-#include "webgpu/kernels/complex.hpp"
 #include "webgpu/plans/complex_plan.hpp"
 #include "webgpu/shader_registry.hpp"
 #include "webgpu/webgpu_backend_impl.hpp"
@@ -66,6 +65,7 @@ WebGPUBackend::WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index)
   register_quant_kernels(registry_);
   register_sparse_kernels(registry_);
   register_fft_kernels(registry_);
+  register_complex_kernels(registry_);
   arena_capacity_ = kArenaBytes;
   arena_ = create_buffer(*dev_, usage::Uniform | usage::CopyDst, arena_capacity_, "webgpu");
   make_status();
@@ -152,8 +152,7 @@ Support WebGPUBackend::supports(const OpCall& call) const {
                          " bytes exceeds maxStorageBufferBindingSize (" +
                          std::to_string(limits().max_storage_buffer_binding_size) + ")");
   }
-  if (is_complex_call(call)) return complex_supports(*this, call);
-  if (const KernelEntry* e = registry_.find(call.kind)) return e->plan ? e->plan(*this, call) : e->check(*this, call);
+  if (const KernelEntry* e = registry_.find(call)) return e->plan(*this, call);
   return Support::no(std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
 }
 
@@ -165,26 +164,14 @@ void count_kernel_plan() { g_plans_computed.fetch_add(1, std::memory_order_relax
 
 void WebGPUBackend::execute(OpCall& call) {
   dev_->check(call.name.c_str());
-  if (is_complex_call(call)) {
-    call.plan.reset();
-    call.plan_by = nullptr;
-    if (Support s = complex_supports(*this, call); !s.ok)
-      throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
-    return complex_execute(*this, call);
-  }
   // The plan supports() made of this call, if the runtime handed it over; taken out of the
   // call so that no copy a launcher makes of it carries it.
   std::shared_ptr<const void> plan = call.plan_by == this ? std::move(call.plan) : nullptr;
   call.plan.reset();
   call.plan_by = nullptr;
-  const KernelEntry* e = registry_.find(call.kind);
+  const KernelEntry* e = registry_.find(call);
   if (!e)
     throw_error(ErrorKind::Unsupported, call.name, std::string("no WebGPU kernel for op kind ") + op_kind_name(call.kind));
-  if (!e->plan) {
-    if (Support s = e->check(*this, call); !s.ok)
-      throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");
-    return e->launch(*this, call);
-  }
   if (!plan) {
     Support s = e->plan(*this, call);
     if (!s.ok) throw_error(ErrorKind::Unsupported, call.name, s.reason + " (on " + name() + ")");

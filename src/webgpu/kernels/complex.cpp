@@ -106,10 +106,9 @@ void dispatch_1d(Context& ctx, const Pipeline* pipe, std::vector<Arg> args, cons
 
 // ---- elementwise ----
 
-void launch_ew(Context& ctx, OpCall& c) {
-  Planned<ComplexEwPlan> planned = plan_complex_ew(Caps::of(ctx), c);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
-  const ComplexEwPlan& plan = planned.plan;
+Planned<ComplexEwPlan> plan_ew_for(const Context& ctx, const OpCall& c) { return plan_complex_ew(Caps::of(ctx), c); }
+
+void encode_ew(Context& ctx, OpCall& c, const ComplexEwPlan& plan) {
   g_last = plan.name();
   const Tensor& out = c.outputs[0];
   if (out.numel() == 0) return;
@@ -154,10 +153,11 @@ std::vector<Dim> merge_dims(std::vector<Dim> dims) {
   return out;
 }
 
-void launch_reduce(Context& ctx, OpCall& c) {
-  Planned<ComplexReducePlan> planned = plan_complex_reduce(Caps::of(ctx), c);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
-  const ComplexReducePlan& plan = planned.plan;
+Planned<ComplexReducePlan> plan_reduce_for(const Context& ctx, const OpCall& c) {
+  return plan_complex_reduce(Caps::of(ctx), c);
+}
+
+void encode_reduce(Context& ctx, OpCall& c, const ComplexReducePlan& plan) {
   g_last = plan.name();
   const Tensor& x = c.inputs[0];
   const Tensor& out = c.outputs[0];
@@ -192,10 +192,11 @@ void launch_reduce(Context& ctx, OpCall& c) {
 
 // ---- matmul ----
 
-void launch_matmul(Context& ctx, OpCall& c) {
-  Planned<ComplexMatmulPlan> planned = plan_complex_matmul(Caps::of(ctx), matmul_tuning(), c);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, c.name, planned.reject);
-  const ComplexMatmulPlan& plan = planned.plan;
+Planned<ComplexMatmulPlan> plan_matmul_for(const Context& ctx, const OpCall& c) {
+  return plan_complex_matmul(Caps::of(ctx), matmul_tuning(), c);
+}
+
+void encode_matmul(Context& ctx, OpCall& c, const ComplexMatmulPlan& plan) {
   const ComplexMatmulShader& s = plan.shader;
   g_last = plan.name();
   if (c.outputs[0].numel() == 0) return;
@@ -274,23 +275,13 @@ void launch_matmul(Context& ctx, OpCall& c) {
 
 }  // namespace
 
-Support complex_supports(const Context& ctx, const OpCall& call) {
-  const Caps caps = Caps::of(ctx);
-  std::string reject;
-  switch (call.kind) {
-    case OpKind::Reduce: reject = plan_complex_reduce(caps, call).reject; break;
-    case OpKind::MatMul: reject = plan_complex_matmul(caps, matmul_tuning(), call).reject; break;
-    default: reject = plan_complex_ew(caps, call).reject; break;
-  }
-  return reject.empty() ? Support::yes() : Support::no(std::move(reject));
-}
-
-void complex_execute(Context& ctx, OpCall& call) {
-  switch (call.kind) {
-    case OpKind::Reduce: return launch_reduce(ctx, call);
-    case OpKind::MatMul: return launch_matmul(ctx, call);
-    default: return launch_ew(ctx, call);
-  }
+// The complex family claims the c64 calls of kinds it shares with the real families
+// (is_complex_call); the registry hands it those calls and the real kernels the others.
+void register_complex_kernels(KernelRegistry& r) {
+  for (OpKind k : {OpKind::Unary, OpKind::Binary, OpKind::Cast, OpKind::Where, OpKind::Fill})
+    r.add_planned<ComplexEwPlan, plan_ew_for, encode_ew>(k, is_complex_call);
+  r.add_planned<ComplexReducePlan, plan_reduce_for, encode_reduce>(OpKind::Reduce, is_complex_call);
+  r.add_planned<ComplexMatmulPlan, plan_matmul_for, encode_matmul>(OpKind::MatMul, is_complex_call);
 }
 
 const std::string& complex_last_plan() { return g_last; }

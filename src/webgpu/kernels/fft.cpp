@@ -125,17 +125,11 @@ const CachedTable& plan_table(Context& ctx, const FftPlan& plan) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-Support check_fft(const Context& ctx, const OpCall& call) {
-  Planned<FftPlan> p = plan_fft(Caps::of(ctx), call);
-  return p.ok() ? Support::yes() : Support::no(std::move(p.reject));
-}
+Planned<FftPlan> plan_for(const Context& ctx, const OpCall& call) { return plan_fft(Caps::of(ctx), call); }
 
-void launch_fft(Context& ctx, OpCall& call) {
+void encode_fft(Context& ctx, OpCall& call, const FftPlan& plan) {
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
-  Planned<FftPlan> planned = plan_fft(Caps::of(ctx), call);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, call.name, planned.reject);
-  const FftPlan& plan = planned.plan;
   const Tensor x = plan.compact_in ? ctx.compact(call.inputs[0]) : call.inputs[0];
   const CachedTable& table = plan_table(ctx, plan);
   Tensor scratch;
@@ -180,6 +174,6 @@ void launch_fft(Context& ctx, OpCall& call) {
 
 }  // namespace
 
-void register_fft_kernels(KernelRegistry& r) { r.add(OpKind::Fft, check_fft, launch_fft); }
+void register_fft_kernels(KernelRegistry& r) { r.add_planned<FftPlan, plan_for, encode_fft>(OpKind::Fft); }
 
 }  // namespace wgt::webgpu

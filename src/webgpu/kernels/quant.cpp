@@ -40,7 +40,12 @@ struct QGetRowsParams {
 };
 static_assert(sizeof(QGetRowsParams) == 32, "QGetRowsParams must match the WGSL Params layout");
 
-// Shared by QDequantize (inputs {bytes}) and QGetRows (inputs {bytes, ids i32 [n]}).
+// The plan of QDequantize (inputs {bytes}) and QGetRows (inputs {bytes, ids i32 [n]}): one
+// kernel each, specialised by the block format.
+struct QDecodePlan {
+  QType qtype = QType::Q8_0;
+};
+
 Support check_qdequantize(const Context& ctx, const OpCall& c) {
   const size_t n_in = c.kind == OpKind::QGetRows ? 2 : 1;
   if (c.inputs.size() != n_in) return Support::no(c.name + " expects " + std::to_string(n_in) + " input(s)");
@@ -62,8 +67,13 @@ Support check_qdequantize(const Context& ctx, const OpCall& c) {
   return Support::yes();
 }
 
-void launch_qdequantize(Context& ctx, OpCall& c) {
-  const QType t = static_cast<QType>(c.attrs.qtype);
+Planned<QDecodePlan> plan_qdecode(const Context& ctx, const OpCall& c) {
+  if (Support s = check_qdequantize(ctx, c); !s.ok) return Planned<QDecodePlan>::no(std::move(s.reason));
+  return {QDecodePlan{static_cast<QType>(c.attrs.qtype)}, {}};
+}
+
+void encode_qdequantize(Context& ctx, OpCall& c, const QDecodePlan& plan) {
+  const QType t = plan.qtype;
   const QTypeInfo& info = qtype_info(t);
   const Tensor& w = c.inputs[0];
   const Tensor& y = c.outputs[0];
@@ -169,10 +179,8 @@ void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
   ctx.dispatch(d);
 }
 
-}  // namespace
-
-void launch_qget_rows(Context& ctx, OpCall& c) {
-  const QType t = static_cast<QType>(c.attrs.qtype);
+void encode_qget_rows(Context& ctx, OpCall& c, const QDecodePlan& plan) {
+  const QType t = plan.qtype;
   const QTypeInfo& info = qtype_info(t);
   const Tensor& w = c.inputs[0];
   const Tensor ids = ctx.compact(c.inputs[1]);
@@ -201,14 +209,16 @@ void launch_qget_rows(Context& ctx, OpCall& c) {
   ctx.dispatch(d);
 }
 
+}  // namespace
+
 // Test hook: the plan of this thread's last M <= 4 qmatmul_t launch (a default plan before
 // any), to check on the device what ran. Not declared in a header: the tests declare it.
 QMatmulPlan last_qmatvec_plan_for_testing() { return g_last_matvec; }
 
 void register_quant_kernels(KernelRegistry& r) {
-  r.add(OpKind::QGetRows, check_qdequantize, launch_qget_rows);
+  r.add_planned<QDecodePlan, plan_qdecode, encode_qget_rows>(OpKind::QGetRows);
   r.add_planned<QMatmulPlan, plan_for, encode_qmatmul>(OpKind::QMatMul);
-  r.add(OpKind::QDequantize, check_qdequantize, launch_qdequantize);
+  r.add_planned<QDecodePlan, plan_qdecode, encode_qdequantize>(OpKind::QDequantize);
 }
 
 }  // namespace wgt::webgpu

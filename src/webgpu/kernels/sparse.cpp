@@ -90,10 +90,7 @@ struct MergeParams {
 };
 static_assert(sizeof(MergeParams) == 48, "mirrors Params of sparse_merge*.wgsl");
 
-Support check_spmm(const Context&, const OpCall& call) {
-  const Planned<SpmmPlan> p = plan_spmm(call);
-  return p.ok() ? Support::yes() : Support::no(p.reject);
-}
+Planned<SpmmPlan> plan_spmm_for(const Context&, const OpCall& call) { return plan_spmm(call); }
 
 // The merge path: partition, main pass, fix-up of the rows that cross workgroups.
 void launch_merge(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Tensor& ix, const Tensor& v,
@@ -111,10 +108,7 @@ void launch_merge(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Te
   pass(2, {ctx.arg(carry), ctx.arg(y, false)}, (plan.groups * static_cast<uint64_t>(n) + 255) / 256);
 }
 
-void launch_spmm(Context& ctx, OpCall& call) {
-  const Planned<SpmmPlan> planned = plan_spmm(call);
-  if (!planned.ok()) throw_error(ErrorKind::Unsupported, call.name, planned.reject);
-  const SpmmPlan& plan = planned.plan;
+void encode_spmm(Context& ctx, OpCall& call, const SpmmPlan& plan) {
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
   const Tensor& b = call.inputs[3];
   const Tensor& y = call.outputs[0];
@@ -159,26 +153,38 @@ struct RowsParams {
   uint32_t zero, pad0, pad1, pad2;
 };
 
-Support check_rows(const Context&, const OpCall& call) {
-  if (call.inputs.size() != 2) return Support::no("expects {indptr, values}");
-  if (Support s = check_csr(call.inputs[0], nullptr); !s.ok) return s;
+// The row kernel's shape: lanes per row and the operation (0 sum, 1 max, 2 softmax).
+struct SpRowsPlan {
+  int64_t lanes = 1;
+  int op = 0;
+  bool operator==(const SpRowsPlan&) const = default;
+};
+
+Planned<SpRowsPlan> plan_rows(const Context&, const OpCall& call) {
+  using P = Planned<SpRowsPlan>;
+  if (call.inputs.size() != 2) return P::no("expects {indptr, values}");
+  if (Support s = check_csr(call.inputs[0], nullptr); !s.ok) return P::no(s.reason);
   if (call.kind == OpKind::SpRowReduce && call.attrs.reduce != ReduceOp::Sum && call.attrs.reduce != ReduceOp::Max)
-    return Support::no("row reductions are sum and max");
-  return check_value(call.inputs[1], "values");
+    return P::no("row reductions are sum and max");
+  if (Support s = check_value(call.inputs[1], "values"); !s.ok) return P::no(s.reason);
+  SpRowsPlan p;
+  // Lanes per row from the mean row length: a few entries per lane.
+  const int64_t rows = call.inputs[0].numel() - 1;
+  p.lanes = pow2_at_least(std::max<int64_t>(1, call.inputs[1].numel() / std::max<int64_t>(1, rows) / 4), 32);
+  p.op = call.kind == OpKind::SpSoftmax ? 2 : call.attrs.reduce == ReduceOp::Max ? 1 : 0;
+  return {p, {}};
 }
 
-void launch_rows(Context& ctx, OpCall& call) {
+void encode_rows(Context& ctx, OpCall& call, const SpRowsPlan& plan) {
   const Tensor ip = ctx.dense(call.inputs[0]), v = ctx.dense(call.inputs[1]);
   const Tensor& y = call.outputs[0];
   const int64_t rows = ip.numel() - 1;
   if (rows == 0) return;
-  // Lanes per row from the mean row length: a few entries per lane.
-  const int64_t L = pow2_at_least(std::max<int64_t>(1, v.numel() / std::max<int64_t>(1, rows) / 4), 32);
+  const int64_t L = plan.lanes;
   RowsParams p{u32(rows), u32(ip.offset()), u32(v.offset()), u32(y.offset()), 0, 0, 0, 0};
-  const int op = call.kind == OpKind::SpSoftmax ? 2 : call.attrs.reduce == ReduceOp::Max ? 1 : 0;
   ShaderVariant var{"sparse_rows",
                     {{"IW", iw(ip)}, {"VT", std::to_string(value_type(v.dtype()))}, {"L", std::to_string(L)},
-                     {"OP", std::to_string(op)}}};
+                     {"OP", std::to_string(plan.op)}}};
   launch(ctx, var, {ctx.arg(ip), ctx.arg(v), ctx.arg(y, false)}, &p, sizeof p,
          static_cast<uint64_t>((rows + 256 / L - 1) / (256 / L)));
 }
@@ -191,7 +197,17 @@ struct SddmmParams {
   uint32_t xs0, xs1, ws0, ws1;
 };
 
-Support check_sddmm(const Context&, const OpCall& call) {
+// SDDMM and sparse + dense have one kernel each, with nothing to choose: their plan is the
+// capability check's verdict.
+struct SpCheckedPlan {
+  bool operator==(const SpCheckedPlan&) const = default;
+};
+
+Planned<SpCheckedPlan> checked(Support s) {
+  return s.ok ? Planned<SpCheckedPlan>{} : Planned<SpCheckedPlan>::no(std::move(s.reason));
+}
+
+Support check_sddmm(const OpCall& call) {
   if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, x, y}");
   const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &x = call.inputs[2], &w = call.inputs[3];
   if (Support s = check_csr(ip, &ix); !s.ok) return s;
@@ -201,7 +217,9 @@ Support check_sddmm(const Context&, const OpCall& call) {
   return Support::yes();
 }
 
-void launch_sddmm(Context& ctx, OpCall& call) {
+Planned<SpCheckedPlan> plan_sddmm(const Context&, const OpCall& call) { return checked(check_sddmm(call)); }
+
+void encode_sddmm(Context& ctx, OpCall& call, const SpCheckedPlan&) {
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]);
   const Tensor &x = call.inputs[2], &w = call.inputs[3];
   const Tensor& y = call.outputs[0];
@@ -222,7 +240,7 @@ struct AddParams {
   uint32_t ix_off, v_off, pad0, pad1;
 };
 
-Support check_add(const Context&, const OpCall& call) {
+Support check_add(const OpCall& call) {
   if (call.inputs.size() != 4) return Support::no("expects {indptr, indices, values, dense}");
   if (Support s = check_csr(call.inputs[0], &call.inputs[1]); !s.ok) return s;
   if (Support s = check_value(call.inputs[2], "values"); !s.ok) return s;
@@ -232,7 +250,9 @@ Support check_add(const Context&, const OpCall& call) {
   return Support::yes();
 }
 
-void launch_add(Context& ctx, OpCall& call) {
+Planned<SpCheckedPlan> plan_add(const Context&, const OpCall& call) { return checked(check_add(call)); }
+
+void encode_add(Context& ctx, OpCall& call, const SpCheckedPlan&) {
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
   Tensor& y = call.outputs[0];
   OpCall copy{OpKind::Copy, call.name, {call.inputs[3]}, {y}, {}};
@@ -247,26 +267,57 @@ void launch_add(Context& ctx, OpCall& call) {
 // ---------------- batches ----------------
 
 // A batch of matrices (sparse/sparse_batch.hpp) runs member by member, each one the
-// single-matrix call on views: its last member, at the largest offsets, is the one checked.
-template <Support (*Check)(const Context&, const OpCall&)>
-Support check_batched(const Context& ctx, const OpCall& call) {
+// single-matrix call on views. Members share every shape, so one plan serves them all
+// unless it depends on their offsets: the range checks, which the last member (at the
+// largest offsets) decides, and SpMM's vec4 alignment, which holds for every member iff it
+// holds for members 0 and 1 (member b's offsets are affine in b). So the plan is the last
+// member's, checked equal to those of members 0 and 1; where they differ (a batch stride
+// that breaks vec4 alignment) each member is planned as it runs, as it must be.
+template <class P>
+struct BatchPlan {
+  P member;
+  bool per_member = false;
+};
+
+template <class P, Planned<P> (*Plan)(const Context&, const OpCall&)>
+Planned<BatchPlan<P>> plan_batched(const Context& ctx, const OpCall& call) {
+  using R = Planned<BatchPlan<P>>;
   const int64_t n = sparse_detail::call_batch(call);
-  return Check(ctx, n > 0 ? sparse_detail::call_member(call, n - 1) : call);
+  Planned<P> last = Plan(ctx, n > 0 ? sparse_detail::call_member(call, n - 1) : call);
+  if (!last.ok()) return R::no(std::move(last.reject));
+  BatchPlan<P> bp{std::move(last.plan)};
+  for (int64_t b : {int64_t{0}, int64_t{1}})
+    if (b < n - 1) {
+      const Planned<P> m = Plan(ctx, sparse_detail::call_member(call, b));
+      if (!m.ok() || !(m.plan == bp.member)) bp.per_member = true;
+    }
+  return {std::move(bp), {}};
 }
 
-template <void (*Launch)(Context&, OpCall&)>
-void launch_batched(Context& ctx, OpCall& call) {
-  if (!sparse_detail::for_each_member(call, [&](OpCall& m) { Launch(ctx, m); })) Launch(ctx, call);
+template <class P, Planned<P> (*Plan)(const Context&, const OpCall&), void (*Encode)(Context&, OpCall&, const P&)>
+void encode_batched(Context& ctx, OpCall& call, const BatchPlan<P>& plan) {
+  auto one = [&](OpCall& m) {
+    if (!plan.per_member) return Encode(ctx, m, plan.member);
+    const Planned<P> p = Plan(ctx, m);
+    if (!p.ok()) throw_error(ErrorKind::Unsupported, m.name, p.reject);
+    Encode(ctx, m, p.plan);
+  };
+  if (!sparse_detail::for_each_member(call, one)) Encode(ctx, call, plan.member);
+}
+
+template <class P, Planned<P> (*Plan)(const Context&, const OpCall&), void (*Encode)(Context&, OpCall&, const P&)>
+void add_batched(KernelRegistry& r, OpKind kind) {
+  r.add_planned<BatchPlan<P>, plan_batched<P, Plan>, encode_batched<P, Plan, Encode>>(kind);
 }
 
 }  // namespace
 
 void register_sparse_kernels(KernelRegistry& r) {
-  r.add(OpKind::SpMM, check_batched<check_spmm>, launch_batched<launch_spmm>);
-  r.add(OpKind::SpRowReduce, check_batched<check_rows>, launch_batched<launch_rows>);
-  r.add(OpKind::SpSoftmax, check_batched<check_rows>, launch_batched<launch_rows>);
-  r.add(OpKind::SDDMM, check_batched<check_sddmm>, launch_batched<launch_sddmm>);
-  r.add(OpKind::SpAddDense, check_batched<check_add>, launch_batched<launch_add>);
+  add_batched<SpmmPlan, plan_spmm_for, encode_spmm>(r, OpKind::SpMM);
+  add_batched<SpRowsPlan, plan_rows, encode_rows>(r, OpKind::SpRowReduce);
+  add_batched<SpRowsPlan, plan_rows, encode_rows>(r, OpKind::SpSoftmax);
+  add_batched<SpCheckedPlan, plan_sddmm, encode_sddmm>(r, OpKind::SDDMM);
+  add_batched<SpCheckedPlan, plan_add, encode_add>(r, OpKind::SpAddDense);
 }
 
 }  // namespace wgt::webgpu

@@ -22,6 +22,7 @@ struct SpmmPlan {
                         // unit column stride, n, B's row stride and offsets multiples of 4)
   uint32_t items = 0;   // Merge: merge-path items (row ends + entries) per merge thread
   uint64_t groups = 0;  // Merge: workgroups (= boundaries - 1 of the partition pass)
+  bool operator==(const SpmmPlan&) const = default;  // batch members share a plan when equal
 
   uint32_t merge_threads() const { return 256 / cols; }
   uint32_t items_per_group() const { return merge_threads() * items; }
