@@ -4,6 +4,8 @@
 // size, and every variant's WGSL through the preprocessor.
 #include <gtest/gtest.h>
 
+#include "plan_adapters.hpp"
+
 #include <set>
 #include <string>
 
@@ -16,23 +18,9 @@ using namespace wgt::webgpu;
 
 namespace {
 
-struct Adapter {
-  Features f;
-  Limits l;
-  Caps caps() const { return {f, l}; }
-};
-Adapter big_gpu() {  // like the H200's: 48 KiB of workgroup memory, 1024 invocations
-  Adapter a;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 32;
-  a.l.max_compute_invocations_per_workgroup = a.l.max_compute_workgroup_size_x = 1024;
-  a.l.max_compute_workgroup_storage_size = 49152;
-  return a;
-}
-Adapter webgpu_defaults() {  // 16 KiB, 256 invocations
-  Adapter a;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
-  return a;
-}
+using test::Adapter;
+using test::big_gpu;
+using test::webgpu_defaults;
 
 // A matmul call on c64 operands of these shapes; broadcast views of one element, so large
 // shapes cost no memory (the output is an out_spec, as supports() sees it).

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "plan_adapters.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -17,28 +18,9 @@ using namespace wgt::webgpu;
 
 namespace {
 
-// An adapter like the H200's (subgroups of 32, packed dot, 48 KiB of workgroup memory) or
-// WebGPU's defaults (16 KiB, 256 invocations, no optional features).
-struct Adapter {
-  Features f;
-  Limits l;
-  Caps caps() const { return {f, l}; }
-};
-Adapter big_gpu() {
-  Adapter a;
-  a.f.shader_f16 = a.f.subgroups = a.f.packed_dot = true;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 32;
-  a.l.max_compute_invocations_per_workgroup = a.l.max_compute_workgroup_size_x = 1024;
-  a.l.max_compute_workgroup_storage_size = 49152;
-  a.l.max_storage_buffers_per_shader_stage = 10;
-  a.l.subgroup_min_size = a.l.subgroup_max_size = 32;
-  return a;
-}
-Adapter webgpu_defaults() {
-  Adapter a;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
-  return a;
-}
+using test::Adapter;
+using test::big_gpu;
+using test::webgpu_defaults;
 
 OpCall matmul_call(const Tensor& a, const Tensor& b, bool transpose_b, DType out_dt = DType::F32) {
   const int64_t M = a.size(-2), N = transpose_b ? b.size(-2) : b.size(-1);

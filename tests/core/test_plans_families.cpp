@@ -12,6 +12,7 @@
 #include "webgpu/plans/elementwise_plan.hpp"
 #include "webgpu/plans/index_plan.hpp"
 #include "webgpu/plans/nn_plan.hpp"
+#include "plan_adapters.hpp"
 #include "webgpu/plans/reduce_plan.hpp"
 #include "webgpu/shader_registry.hpp"
 #include "wgt/wgt.hpp"
@@ -21,27 +22,9 @@ using namespace wgt::webgpu;
 
 namespace {
 
-struct Adapter {
-  Features f;
-  Limits l;
-  Caps caps() const { return {f, l}; }
-};
-// Subgroups of 32 (one fixed size), shader-f16, 48 KiB of workgroup memory: like the H200's.
-Adapter big_gpu() {
-  Adapter a;
-  a.f.shader_f16 = a.f.subgroups = true;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 32;
-  a.l.max_compute_invocations_per_workgroup = a.l.max_compute_workgroup_size_x = 1024;
-  a.l.max_compute_workgroup_storage_size = 49152;
-  a.l.subgroup_min_size = a.l.subgroup_max_size = 32;
-  return a;
-}
-// WebGPU's defaults: no optional feature, 16 KiB of workgroup memory.
-Adapter defaults() {
-  Adapter a;
-  a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
-  return a;
-}
+using test::Adapter;
+using test::big_gpu;
+const auto defaults = test::webgpu_defaults;
 
 Tensor t(const Shape& s, DType d = DType::F32) { return Tensor::empty(s, d); }
 
