@@ -520,6 +520,10 @@ TEST(MatmulPlan, SubgroupMatrixKernelOnlyWhereItRuns) {
   EXPECT_EQ(kernel(ad, matmul_call(wide.slice(1, 1, 129), b16, false, DType::F16)), MatmulKernel::Tiled);
   EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({128, 64}, DType::F16).t(), b16, false, DType::F16)),
             MatmulKernel::Tiled);
+  // Neither default tile fits 16 KiB of workgroup memory: the tiled kernel.
+  Adapter small_smem = ad;
+  small_smem.l.max_compute_workgroup_storage_size = 16384;
+  EXPECT_EQ(kernel(small_smem, matmul_call(a16, b16, false, DType::F16)), MatmulKernel::Tiled);
   // Small M stays with the gemvs.
   EXPECT_EQ(kernel(ad, matmul_call(Tensor::empty({1, 128}, DType::F16), Tensor::empty({96, 128}, DType::F16), true,
                                    DType::F16)),

@@ -186,8 +186,9 @@ std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShap
 // The default tile where there are enough such tiles to fill the GPU (two per known
 // multiprocessor, else 256): for N-contiguous B 128x128x32 (8 subgroups of 64x32), for
 // K-contiguous B 128x256x16 (8 subgroups of 64x64), the fastest of the H200 sweeps
-// (BENCHMARKS.md); else 64x64 (4 subgroups of 32x32).
-SgTile choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatShape& sh, bool b_kfast, uint64_t M,
+// (BENCHMARKS.md); else 64x64 (4 subgroups of 32x32); nullopt when neither default fits the
+// device (the tiled kernel runs instead).
+std::optional<SgTile> choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatShape& sh, bool b_kfast, uint64_t M,
                          uint64_t N, uint64_t batch) {
   if (tu.sgmat) {
     const auto& f = *tu.sgmat;
@@ -201,7 +202,8 @@ SgTile choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatSha
   const uint64_t fill = l.compute_units ? 2ull * l.compute_units : 256;
   const uint64_t big_tiles = uint64_t{ceil_div(M, big.bm)} * ceil_div(N, big.bn) * batch;
   if (big_tiles >= fill && sgmat_tile_problem(l, big, sh, b_kfast).empty()) return big;
-  return mid;
+  if (sgmat_tile_problem(l, mid, sh, b_kfast).empty()) return mid;
+  return std::nullopt;
 }
 
 // The subgroup-matrix shape when the sgmat kernel can run this product: native f16 operands
@@ -476,9 +478,14 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
     s.wg = static_cast<uint16_t>(gwg), s.ks = static_cast<uint16_t>(gks);
     // Neighbouring columns belong to different invocations: packed f16 words need atomics.
     s.out = s.a_store == MatmulStore::F16Packed ? MatmulOut::Atomic : MatmulOut::Scalar;
-  } else if (const std::optional<SgMatShape> sh = sgmat_eligible(caps, tu, s, A, B, M, N, K, batch4_a, batch4_b)) {
+  } else if (const auto [sh, tile] = [&]() -> std::pair<std::optional<SgMatShape>, std::optional<SgTile>> {
+               std::optional<SgMatShape> shape = sgmat_eligible(caps, tu, s, A, B, M, N, K, batch4_a, batch4_b);
+               if (!shape) return {};
+               return {shape, choose_sgmat_tile(l, tu, *shape, b_kfast, M, N, batch)};
+             }();
+             tile) {
     s.kernel = MatmulKernel::SgMat;
-    const SgTile t = choose_sgmat_tile(l, tu, *sh, b_kfast, M, N, batch);
+    const SgTile& t = *tile;
     s.bm = static_cast<uint16_t>(t.bm), s.bn = static_cast<uint16_t>(t.bn), s.bk = static_cast<uint16_t>(t.bk);
     s.tm = static_cast<uint16_t>(t.fm), s.tn = static_cast<uint16_t>(t.fn);
     s.sm = static_cast<uint8_t>(sh->m), s.sn = static_cast<uint8_t>(sh->n), s.sk = static_cast<uint8_t>(sh->k);
