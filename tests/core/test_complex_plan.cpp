@@ -136,7 +136,8 @@ TEST(ComplexPlan, MatmulRejectsWhatItCannotRun) {
 }
 
 TEST(ComplexPlan, ElementwiseRoutesAndCasts) {
-  const Caps caps = big_gpu().caps();
+  const Adapter gpu = big_gpu();  // Caps refers to it: it must outlive caps
+  const Caps caps = gpu.caps();
   const Tensor z = Tensor::empty({3}, DType::C64);
   auto cast_call = [](const Tensor& x, DType to) {
     OpCall c{OpKind::Cast, "cast", {x}, {}, {}};
@@ -189,7 +190,8 @@ TEST(ComplexPlan, ElementwiseRoutesAndCasts) {
 }
 
 TEST(ComplexPlan, ReduceKernelBySize) {
-  const Caps caps = big_gpu().caps();
+  const Adapter gpu = big_gpu();  // Caps refers to it: it must outlive caps
+  const Caps caps = gpu.caps();
   auto red = [](const Shape& s, std::vector<int64_t> axes, ReduceOp op) {
     OpCall c{OpKind::Reduce, reduce_op_name(op), {Tensor::empty({1}, DType::C64).view(Shape(s.size(), 1)).expand(s)}, {}, {}};
     c.attrs.reduce = op;
