@@ -4,7 +4,7 @@
 // size, and every variant's WGSL through the preprocessor.
 #include <gtest/gtest.h>
 
-#include "plan_adapters.hpp"
+#include "plan_test_support.hpp"
 
 #include <set>
 #include <string>
@@ -36,11 +36,7 @@ OpCall mm(const Shape& as, const Shape& bs, bool tb = false, DType dt = DType::C
   return c;
 }
 
-void expect_expands(const ShaderVariant& v) {
-  const std::string src = expand_shader(v.shader, v.defines);
-  EXPECT_EQ(src.find("{{"), std::string::npos) << v.key();
-  EXPECT_EQ(src.find("#if"), std::string::npos) << v.key();
-}
+using test::expect_variant_expands;
 
 TEST(ComplexPlan, OwnsCallsOnC64Data) {
   const Tensor z = Tensor::empty({2}, DType::C64), x = Tensor::empty({2}, DType::F32);
@@ -84,8 +80,8 @@ TEST(ComplexPlan, MatmulAlgorithmAndOverride) {
   EXPECT_FALSE(p4.key() == p3.key());
   EXPECT_NE(p4.name().find("mm4"), std::string::npos) << p4.name();
   EXPECT_NE(p3.name().find("mm3"), std::string::npos) << p3.name();
-  expect_expands(p4.variant());
-  expect_expands(p3.variant());
+  expect_variant_expands(p4.variant());
+  expect_variant_expands(p3.variant());
 }
 
 TEST(ComplexPlan, TilesFitTheDevice) {
@@ -110,7 +106,7 @@ TEST(ComplexPlan, TilesFitTheDevice) {
   tu.c64_tile = std::array<uint32_t, 5>{64, 32, 4, 8, 4};
   const ComplexMatmulPlan q = plan_complex_matmul(small.caps(), tu, mm({64, 64}, {64, 64})).plan;
   EXPECT_EQ(q.shader.tm, 8);
-  expect_expands(q.variant());
+  expect_variant_expands(q.variant());
 }
 
 TEST(ComplexPlan, MatmulRejectsWhatItCannotRun) {
@@ -167,7 +163,7 @@ TEST(ComplexPlan, ElementwiseRoutesAndCasts) {
     c.out_specs = {{{3}, is_comparison(op) ? DType::Bool : DType::C64}};
     Planned<ComplexEwPlan> p = plan_complex_ew(caps, c);
     ASSERT_TRUE(p.ok()) << p.reject;
-    expect_expands(p.plan.variant());
+    expect_variant_expands(p.plan.variant());
     keys.insert(p.plan.variant().key());
   }
   for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Conj, UnaryOp::Exp, UnaryOp::Abs, UnaryOp::Real, UnaryOp::Imag}) {
@@ -177,16 +173,16 @@ TEST(ComplexPlan, ElementwiseRoutesAndCasts) {
     c.out_specs = {{{3}, real ? DType::F32 : DType::C64}};
     Planned<ComplexEwPlan> p = plan_complex_ew(caps, c);
     ASSERT_TRUE(p.ok()) << p.reject;
-    expect_expands(p.plan.variant());
+    expect_variant_expands(p.plan.variant());
     keys.insert(p.plan.variant().key());
   }
   EXPECT_EQ(keys.size(), 12u);
   OpCall where{OpKind::Where, "where", {Tensor::empty({3}, DType::Bool), z, z}, {}, {}};
   where.out_specs = {{{3}, DType::C64}};
-  expect_expands(plan_complex_ew(caps, where).plan.variant());
+  expect_variant_expands(plan_complex_ew(caps, where).plan.variant());
   OpCall fill{OpKind::Fill, "full", {}, {}, {}};
   fill.out_specs = {{{3}, DType::C64}};
-  expect_expands(plan_complex_ew(caps, fill).plan.variant());
+  expect_variant_expands(plan_complex_ew(caps, fill).plan.variant());
 }
 
 TEST(ComplexPlan, ReduceKernelBySize) {
@@ -204,8 +200,8 @@ TEST(ComplexPlan, ReduceKernelBySize) {
   const ComplexReducePlan many = plan_complex_reduce(caps, red({3, 1000}, {1}, ReduceOp::Mean)).plan;
   EXPECT_EQ(many.shader.kernel, ComplexReduceKernel::Workgroup);
   EXPECT_EQ(many.name(), "c64 mean wg");
-  expect_expands(few.variant());
-  expect_expands(many.variant());
+  expect_variant_expands(few.variant());
+  expect_variant_expands(many.variant());
   EXPECT_FALSE(plan_complex_reduce(caps, red({3, 4}, {1}, ReduceOp::Max)).ok());
 }
 

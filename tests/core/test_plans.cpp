@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "plan_adapters.hpp"
+#include "plan_test_support.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -38,19 +38,7 @@ MatmulPlan plan_ok(const Adapter& ad, const OpCall& c, const MatmulTuning& tu = 
   return p.plan;
 }
 
-// The WGSL of a plan's variant preprocesses cleanly: no directive and no placeholder left.
-void expect_variant_expands(const ShaderVariant& v, const std::string& what) {
-  std::string src;
-  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << what;
-  EXPECT_EQ(src.find("{{"), std::string::npos) << what;
-  for (size_t b = 0; b < src.size();) {
-    size_t e = src.find('\n', b);
-    if (e == std::string::npos) e = src.size();
-    const size_t p = src.find_first_not_of(" \t", b);
-    EXPECT_FALSE(p < e && src[p] == '#') << what << ": " << src.substr(b, e - b);
-    b = e + 1;
-  }
-}
+using test::expect_variant_expands;
 
 }  // namespace
 

@@ -12,7 +12,7 @@
 #include "webgpu/plans/elementwise_plan.hpp"
 #include "webgpu/plans/index_plan.hpp"
 #include "webgpu/plans/nn_plan.hpp"
-#include "plan_adapters.hpp"
+#include "plan_test_support.hpp"
 #include "webgpu/plans/reduce_plan.hpp"
 #include "webgpu/shader_registry.hpp"
 #include "wgt/wgt.hpp"
@@ -33,18 +33,7 @@ OpCall call(OpKind k, std::vector<Tensor> ins, const Shape& out, DType od = DTyp
   return c;
 }
 
-void expect_expands(const ShaderVariant& v, const std::string& what) {
-  std::string src;
-  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << what;
-  EXPECT_EQ(src.find("{{"), std::string::npos) << what;
-  for (size_t b = 0; b < src.size();) {
-    size_t e = src.find('\n', b);
-    if (e == std::string::npos) e = src.size();
-    const size_t p = src.find_first_not_of(" \t", b);
-    EXPECT_FALSE(p < e && src[p] == '#') << what << ": " << src.substr(b, e - b);
-    b = e + 1;
-  }
-}
+using test::expect_variant_expands;
 
 template <class P>
 P ok(const Planned<P>& p) {
@@ -113,7 +102,7 @@ TEST(ElementwisePlan, EveryOpVariantExpandsWithItsOwnKey) {
       u.attrs.unary = static_cast<UnaryOp>(op);
       Planned<EwPlan> p = plan_elementwise(ad.caps(), u);
       if (!p.ok()) continue;
-      expect_expands(p.plan.variant(), std::string("unary ") + unary_op_name(u.attrs.unary));
+      expect_variant_expands(p.plan.variant(), std::string("unary ") + unary_op_name(u.attrs.unary));
       keys.insert(p.plan.key().w);
       ++plans;
       EXPECT_TRUE(p.plan.key() == ok(plan_elementwise(ad.caps(), u)).key());
@@ -123,7 +112,7 @@ TEST(ElementwisePlan, EveryOpVariantExpandsWithItsOwnKey) {
       b.attrs.binary = static_cast<BinaryOp>(op);
       Planned<EwPlan> p = plan_elementwise(ad.caps(), b);
       if (!p.ok()) continue;
-      expect_expands(p.plan.variant(), std::string("binary ") + binary_op_name(b.attrs.binary));
+      expect_variant_expands(p.plan.variant(), std::string("binary ") + binary_op_name(b.attrs.binary));
       keys.insert(p.plan.key().w);
       ++plans;
     }
@@ -132,11 +121,11 @@ TEST(ElementwisePlan, EveryOpVariantExpandsWithItsOwnKey) {
   for (int op = 0; op < 4; ++op) {  // the vec4 kernel's ops
     OpCall b = call(OpKind::Binary, {t({16}), t({16})}, {16});
     b.attrs.binary = static_cast<BinaryOp>(op);
-    expect_expands(ok(plan_elementwise(ad.caps(), b)).variant(), "binary_vec4");
+    expect_variant_expands(ok(plan_elementwise(ad.caps(), b)).variant(), "binary_vec4");
   }
   for (OpKind k : {OpKind::Fill, OpKind::Arange})
     for (DType dt : {DType::F32, DType::I32, DType::U8})
-      expect_expands(ok(plan_elementwise(ad.caps(), call(k, {}, {7}, dt))).variant(), "fill/arange");
+      expect_variant_expands(ok(plan_elementwise(ad.caps(), call(k, {}, {7}, dt))).variant(), "fill/arange");
 }
 
 // ---- reduce ----
@@ -190,8 +179,8 @@ TEST(ReducePlan, F16WithoutShaderF16RunsTheF32KernelBetweenCasts) {
   EXPECT_TRUE(via.f16_via_f32);
   EXPECT_FALSE(via.shader.f16);
   EXPECT_EQ(via.shader.kernel, ReduceKernel::RmsNormRowV4);
-  expect_expands(native.variant(), "rmsnorm f16");
-  expect_expands(via.variant(), "rmsnorm via f32");
+  expect_variant_expands(native.variant(), "rmsnorm f16");
+  expect_variant_expands(via.variant(), "rmsnorm via f32");
   OpCall bad = call(OpKind::Reduce, {t({4}, DType::I32)}, {}, DType::I32);
   EXPECT_FALSE(plan_reduce(gpu.caps(), {}, bad).ok());
 }
@@ -209,7 +198,7 @@ TEST(ReducePlan, EveryKernelVariantExpands) {
         OpCall am = call(OpKind::Reduce, {t({3, n}, dt)}, {3}, DType::I64);
         am.attrs.axes = {1};
         am.attrs.reduce = ReduceOp::ArgMax;
-        for (const OpCall* c : {&sm, &ln, &rd, &am}) expect_expands(ok(plan_reduce(ad.caps(), {}, *c)).variant(), c->name);
+        for (const OpCall* c : {&sm, &ln, &rd, &am}) expect_variant_expands(ok(plan_reduce(ad.caps(), {}, *c)).variant(), c->name);
       }
     }
   }
@@ -243,7 +232,7 @@ TEST(NnPlan, RopeAppendFusesUnlessTheStorageBuffersRunOut) {
   const NnPlan fused = ok(plan_nn(ad.caps(), c));
   EXPECT_EQ(fused.shader.kernel, NnKernel::KvAppendRope);
   EXPECT_FALSE(fused.shader.q_shared);
-  expect_expands(fused.variant(), "kv_append_rope three");
+  expect_variant_expands(fused.variant(), "kv_append_rope three");
   ad.l.max_storage_buffers_per_shader_stage = 4;  // caches + k, v, q need five
   EXPECT_EQ(ok(plan_nn(ad.caps(), c)).route, NnRoute::KvAppendRopeUnfused);
   OpCall rope{OpKind::Rope, "rope_", {t({2, 3, 8}, DType::F16).slice(2, 1, 7)}, {}, {}};
@@ -256,7 +245,7 @@ TEST(NnPlan, RopeAppendFusesUnlessTheStorageBuffersRunOut) {
   const NnPlan ro = ok(plan_nn(ad.caps(), rope_out));
   EXPECT_EQ(ro.shader.kernel, NnKernel::Rope);
   EXPECT_TRUE(ro.shader.has_pos);
-  expect_expands(ro.variant(), "rope");
+  expect_variant_expands(ro.variant(), "rope");
 }
 
 // ---- attention ----
@@ -295,12 +284,12 @@ TEST(AttentionPlan, DecodeKernelFollowsCapsAndTuning) {
   lanes.lanes = 16;  // 64 f16 per row: 16 lanes x 8 per word would need 128
   EXPECT_EQ(ok(plan_attention(gpu.caps(), lanes, dec)).shader.kernel, AttnKernel::DecodeStaged);
   for (const AttnPlan* p : {&sg, &staged, &forced}) {
-    expect_expands(p->variant(), "decode pass 1");
-    expect_expands(p->reduce_variant(), "decode pass 2");
+    expect_variant_expands(p->variant(), "decode pass 1");
+    expect_variant_expands(p->reduce_variant(), "decode pass 2");
   }
   const AttnPlan pre = ok(plan_attention(gpu.caps(), {}, attn(9, 4, 32, 9, 4)));
   EXPECT_EQ(pre.shader.kernel, AttnKernel::Prefill);
-  expect_expands(pre.variant(), "prefill");
+  expect_variant_expands(pre.variant(), "prefill");
 }
 
 TEST(AttentionPlan, RejectsWhatNoKernelFits) {
@@ -325,7 +314,7 @@ TEST(IndexPlan, ElementSizeAndIndexWidthSelectTheShader) {
   EXPECT_EQ(p.shader.kernel, IndexKernel::Gather);
   EXPECT_EQ(p.shader.elem_bytes, 2);
   EXPECT_EQ(p.shader.index_words, 2);
-  expect_expands(p.variant(), "gather");
+  expect_variant_expands(p.variant(), "gather");
   g.inputs[1] = t({4, 2}, DType::I32);
   const IndexPlan p32 = ok(plan_index(ad.caps(), g));
   EXPECT_EQ(p32.shader.index_words, 1);
@@ -337,7 +326,7 @@ TEST(IndexPlan, ElementSizeAndIndexWidthSelectTheShader) {
   const IndexPlan pc = ok(plan_index(ad.caps(), c));
   EXPECT_EQ(pc.shader.kernel, IndexKernel::Concat);
   EXPECT_EQ(pc.shader.elem_bytes, 8);
-  expect_expands(pc.variant(), "concat");
+  expect_variant_expands(pc.variant(), "concat");
   c.inputs[1] = t({2, 5}, DType::I32);
   EXPECT_FALSE(plan_index(ad.caps(), c).ok());
 }

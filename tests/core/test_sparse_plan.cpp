@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "plan_test_support.hpp"
 #include "sparse/generate.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -44,12 +45,7 @@ SpmmPlan plan_ok(const OpCall& c) {
   return p.plan;
 }
 
-void expect_expands(const ShaderVariant& v) {
-  std::string src;
-  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << v.key();
-  EXPECT_EQ(src.find("{{"), std::string::npos) << v.key();
-  EXPECT_EQ(src.find("\n#"), std::string::npos) << v.key();
-}
+using test::expect_variant_expands;
 
 }  // namespace
 
@@ -108,7 +104,7 @@ TEST(SpmmPlan, MergePathGeometry) {
   EXPECT_EQ(p.items, 8u);
   EXPECT_EQ(p.groups, (6000u + 127u) / 128u);
   EXPECT_EQ(p.name(), "merge C16 v4 E8 G47");
-  for (int pass = 0; pass < 3; ++pass) expect_expands(p.merge_variant(pass, DType::I32, DType::F32));
+  for (int pass = 0; pass < 3; ++pass) expect_variant_expands(p.merge_variant(pass, DType::I32, DType::F32));
   // Column-major: 64 scalar column lanes, 4 merge threads of 32 items.
   p = plan_ok(spmm_call(1000, 5000, Tensor::empty({64, 300}, DType::F32).t(), SparseSchedule::MergePath));
   EXPECT_EQ(p.vec, 1u);
@@ -121,8 +117,8 @@ TEST(SpmmPlan, MergePathGeometry) {
   EXPECT_EQ(p.groups, 1u);
   for (int pass = 0; pass < 3; ++pass)
     for (const auto& [it, vt] : {std::pair{DType::I32, DType::F32}, {DType::I64, DType::F16}, {DType::I32, DType::BF16}}) {
-      expect_expands(plan_ok(spmm_call(7, 9, Tensor::empty({3}, DType::F32), SparseSchedule::MergePath)).merge_variant(pass, it, vt));
-      expect_expands(p.merge_variant(pass, it, vt));
+      expect_variant_expands(plan_ok(spmm_call(7, 9, Tensor::empty({3}, DType::F32), SparseSchedule::MergePath)).merge_variant(pass, it, vt));
+      expect_variant_expands(p.merge_variant(pass, it, vt));
     }
 }
 
@@ -152,7 +148,7 @@ TEST(SpmmPlan, RowKernelsAndVec4) {
       SpmmPlan q = p;
       q.vec = vec;
       q.cols = 16;
-      expect_expands(q.rows_variant(2, list, DType::I64, DType::F32));
+      expect_variant_expands(q.rows_variant(2, list, DType::I64, DType::F32));
     }
 }
 

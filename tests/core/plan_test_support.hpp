@@ -1,9 +1,14 @@
-// Adapter capabilities for the kernel-plan tests (plans make no Dawn call, so the capabilities
-// are plain structs): one like the H200's and WebGPU's defaults.
+// Shared by the kernel-plan tests (plans make no Dawn call, so no GPU is needed): adapter
+// capabilities as plain structs (one like the H200's, WebGPU's defaults), and the check that a
+// plan's shader variant preprocesses cleanly.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <string>
 
 #include "webgpu/plans/plan.hpp"
+#include "webgpu/shader_registry.hpp"
 
 namespace wgt::webgpu::test {
 
@@ -29,6 +34,21 @@ inline Adapter webgpu_defaults() {
   Adapter a;
   a.l.max_buffer_size = a.l.max_storage_buffer_binding_size = uint64_t{1} << 27;
   return a;
+}
+
+// The WGSL of a plan's variant expands: no directive line and no placeholder left.
+inline void expect_variant_expands(const ShaderVariant& v, const std::string& what = {}) {
+  const std::string label = what.empty() ? v.key() : what;
+  std::string src;
+  ASSERT_NO_THROW(src = expand_shader(v.shader, v.defines)) << label;
+  EXPECT_EQ(src.find("{{"), std::string::npos) << label;
+  for (size_t b = 0; b < src.size();) {
+    size_t e = src.find('\n', b);
+    if (e == std::string::npos) e = src.size();
+    const size_t p = src.find_first_not_of(" \t", b);
+    EXPECT_FALSE(p < e && src[p] == '#') << label << ": " << src.substr(b, e - b);
+    b = e + 1;
+  }
 }
 
 }  // namespace wgt::webgpu::test
