@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "webgpu/kernels/matmul_grid.hpp"
 #include "webgpu/plans/complex_plan.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 
@@ -48,7 +49,6 @@ static_assert(sizeof(MatmulParams) == 96, "MatmulParams must match complex_matmu
 thread_local std::string g_last;
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(static_cast<uint64_t>(v)); }
-uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 // double -> f32 as the CPU's stores round it (beyond the range: +-inf, never UB).
 float to_f32(double v) {
@@ -206,64 +206,14 @@ void encode_matmul(Context& ctx, OpCall& c, const ComplexMatmulPlan& plan) {
   const bool tb = c.attrs.transpose_b;
   const Tensor A = plan.compact_a ? ctx.compact(c.inputs[0]) : c.inputs[0];
   const Tensor B = plan.compact_b ? ctx.compact(c.inputs[1]) : c.inputs[1];
-  const MatmulOperand Ad = matmul_operand(A, false), Bd = matmul_operand(B, tb);
-  const uint64_t M = static_cast<uint64_t>(out.size(-2)), N = static_cast<uint64_t>(out.size(-1));
-  const uint64_t K = static_cast<uint64_t>(A.size(-1));
-  if (K == 0) {  // an empty sum: zeros
+  if (A.size(-1) == 0) {  // an empty sum: zeros
     OpCall fill{OpKind::Fill, "zeros", {}, {out}, {}};
     fill.attrs.scalar0 = 0.0;
     ctx.run_op(fill);
   } else {
-    const BatchDims dims = fold_batch(Ad, Bd, out);
-    // The shader decodes up to three batch dims; further (outer) ones loop here.
-    const size_t host_dims = dims.n > 3 ? dims.n - 3 : 0;
-    std::array<BatchDim, 3> dev{};
-    dev.fill(BatchDim{1, 0, 0, 0});
-    for (size_t i = host_dims; i < dims.n; ++i) dev[3 - (dims.n - i)] = dims.d[i];
-    const uint64_t dev_batch = static_cast<uint64_t>(dev[0].size * dev[1].size * dev[2].size);
-    uint64_t host_batch = 1;
-    for (size_t i = 0; i < host_dims; ++i) host_batch *= static_cast<uint64_t>(dims.d[i].size);
     const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
-    MatmulParams base{};
-    base.K = static_cast<uint32_t>(K);
-    base.a_ms = u32(Ad.rs), base.a_ks = u32(Ad.cs), base.b_ks = u32(Bd.rs), base.b_ns = u32(Bd.cs);
-    base.o_rs = static_cast<uint32_t>(N), base.o_bs = static_cast<uint32_t>(M * N);
-    base.bd1 = u32(dev[1].size), base.bd2 = u32(dev[2].size);
-    base.a_bs0 = u32(dev[0].sa), base.a_bs1 = u32(dev[1].sa), base.a_bs2 = u32(dev[2].sa);
-    base.b_bs0 = u32(dev[0].sb), base.b_bs1 = u32(dev[1].sb), base.b_bs2 = u32(dev[2].sb);
-    const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
-    const uint64_t m_chunk = max_groups * s.bm, n_chunk = max_groups * s.bn;
-    const std::vector<Arg> args = {ctx.arg(A), ctx.arg(B), ctx.arg(out, false)};
-    std::vector<int64_t> idx(host_dims, 0);
-    for (uint64_t h = 0; h < host_batch; ++h) {
-      int64_t a_off = A.offset(), b_off = B.offset(), o_off = out.offset();
-      for (size_t d = 0; d < host_dims; ++d)
-        a_off += idx[d] * dims.d[d].sa, b_off += idx[d] * dims.d[d].sb, o_off += idx[d] * dims.d[d].so;
-      for (uint64_t z0 = 0; z0 < dev_batch; z0 += max_groups)
-        for (uint64_t m0 = 0; m0 < M; m0 += m_chunk)
-          for (uint64_t n0 = 0; n0 < N; n0 += n_chunk) {
-            MatmulParams p = base;
-            p.batch_base = static_cast<uint32_t>(z0);
-            p.M = static_cast<uint32_t>(std::min(m_chunk, M - m0));
-            p.N = static_cast<uint32_t>(std::min(n_chunk, N - n0));
-            p.a_off = u32(a_off + static_cast<int64_t>(m0) * Ad.rs);
-            p.b_off = u32(b_off + static_cast<int64_t>(n0) * Bd.cs);
-            p.o_off = u32(o_off + static_cast<int64_t>(m0 * N + n0));
-            Dispatch d;
-            d.pipeline = pipe;
-            d.args = args;
-            d.params = &p;
-            d.params_size = sizeof p;
-            d.groups_x = ceil_div(p.N, s.bn);
-            d.groups_y = ceil_div(p.M, s.bm);
-            d.groups_z = static_cast<uint32_t>(std::min(max_groups, dev_batch - z0));
-            ctx.dispatch(d);
-          }
-      for (int d = static_cast<int>(host_dims) - 1; d >= 0; --d) {  // odometer over host dims
-        if (++idx[d] < dims.d[d].size) break;
-        idx[d] = 0;
-      }
-    }
+    dispatch_matmul_grid(ctx, pipe, {ctx.arg(A), ctx.arg(B), ctx.arg(out, false)}, MatmulParams{}, A, B, out, tb, s.bm,
+                         s.bn, false);
   }
   if (plan.add_after) {
     OpCall add{OpKind::Binary, "add", {out, c.inputs[2]}, {c.outputs[0]}, {}};

@@ -1,7 +1,7 @@
 // WebGPU launcher for OpKind::MatMul (matmul and matmul_t and their fused forms): encodes the
 // plan of src/webgpu/plans/matmul_plan.cpp (which kernel, tile, storage forms and fusions)
 // into dispatches of shaders/matmul_tiled.wgsl, matmul_sgmat.wgsl, matmul_gemv.wgsl or
-// matmul_gemv_vec.wgsl:
+// matmul_gemv_vec.wgsl (the grid: kernels/matmul_grid.hpp):
 // compacts an operand the plan says to, folds the broadcast batch dims (at most three per
 // dispatch, further ones looped here), describes every operand by element strides so
 // transposed views run without a copy, and splits grids beyond the device's limits.
@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/matmul_grid.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 
 namespace wgt::webgpu {
@@ -37,9 +38,6 @@ struct MatmulParams {
   uint32_t r_f_off;
 };
 static_assert(sizeof(MatmulParams) == 128, "must match the WGSL Params struct");
-
-
-uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 // The plan of this thread's latest launch, for matmul_last_variant() (its name is built only
 // when asked: a launch stores the small struct and nothing else).
@@ -95,36 +93,9 @@ void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan) {
   g_have_last = true;
   const Tensor A = plan.compact_a ? ctx.compact(call.inputs[0]) : call.inputs[0];
   const Tensor B = plan.compact_b ? ctx.compact(call.inputs[1]) : call.inputs[1];
-  const MatmulOperand Ad = matmul_operand(A, false), Bd = matmul_operand(B, call.attrs.transpose_b);
-  const uint64_t M = static_cast<uint64_t>(out.size(-2)), N = static_cast<uint64_t>(out.size(-1));
-  const uint64_t K = static_cast<uint64_t>(A.size(-1));
-  const BatchDims dims = fold_batch(Ad, Bd, out);
-  // The shader decodes up to three batch dims; any further (outer) ones loop here.
-  const size_t host_dims = dims.n > 3 ? dims.n - 3 : 0;
-  std::array<BatchDim, 3> dev{};
-  dev.fill(BatchDim{1, 0, 0, 0});
-  for (size_t i = host_dims; i < dims.n; ++i) dev[3 - (dims.n - i)] = dims.d[i];
-  const uint64_t dev_batch = static_cast<uint64_t>(dev[0].size * dev[1].size * dev[2].size);
-  uint64_t host_batch = 1;
-  for (size_t i = 0; i < host_dims; ++i) host_batch *= static_cast<uint64_t>(dims.d[i].size);
+  const uint64_t N = static_cast<uint64_t>(out.size(-1));
   const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
-
-  MatmulParams base{};
-  base.K = static_cast<uint32_t>(K);
-  base.a_ms = static_cast<uint32_t>(Ad.rs), base.a_ks = static_cast<uint32_t>(Ad.cs);
-  base.b_ks = static_cast<uint32_t>(Bd.rs), base.b_ns = static_cast<uint32_t>(Bd.cs);
-  base.o_rs = static_cast<uint32_t>(N), base.o_bs = static_cast<uint32_t>(M * N);
-  base.bd1 = static_cast<uint32_t>(dev[1].size), base.bd2 = static_cast<uint32_t>(dev[2].size);
-  base.a_bs0 = static_cast<uint32_t>(dev[0].sa), base.a_bs1 = static_cast<uint32_t>(dev[1].sa);
-  base.a_bs2 = static_cast<uint32_t>(dev[2].sa);
-  base.b_bs0 = static_cast<uint32_t>(dev[0].sb), base.b_bs1 = static_cast<uint32_t>(dev[1].sb);
-  base.b_bs2 = static_cast<uint32_t>(dev[2].sb);
-
-  const bool gemv = s.kernel == MatmulKernel::Gemv || s.kernel == MatmulKernel::GemvVec;
-  const uint32_t row_tile = plan.row_tile(), col_tile = plan.col_tile();
-  const uint64_t max_groups = ctx.limits().max_compute_workgroups_per_dimension;
-  const uint64_t m_chunk = gemv ? M : max_groups * row_tile;
-  const uint64_t n_chunk = max_groups * col_tile;
+  MatmulParams base{};  // the grid's fields are filled by dispatch_matmul_grid
   std::vector<Arg> args = {ctx.arg(A), ctx.arg(B), ctx.arg(out, false)};
   if (s.fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = s.fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
@@ -161,38 +132,8 @@ void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan) {
     base.r_freq_scale = static_cast<float>(call.attrs.scalar1);
   }
 
-  std::vector<int64_t> idx(host_dims, 0);
-  for (uint64_t h = 0; h < host_batch; ++h) {
-    int64_t a_off = A.offset(), b_off = B.offset(), o_off = out.offset();
-    for (size_t d = 0; d < host_dims; ++d)
-      a_off += idx[d] * dims.d[d].sa, b_off += idx[d] * dims.d[d].sb, o_off += idx[d] * dims.d[d].so;
-    for (uint64_t z0 = 0; z0 < dev_batch; z0 += max_groups) {
-      for (uint64_t m0 = 0; m0 < M; m0 += m_chunk) {
-        for (uint64_t n0 = 0; n0 < N; n0 += n_chunk) {
-          MatmulParams p = base;
-          p.batch_base = static_cast<uint32_t>(z0);
-          p.M = static_cast<uint32_t>(std::min(m_chunk, M - m0));
-          p.N = static_cast<uint32_t>(std::min(n_chunk, N - n0));
-          p.a_off = static_cast<uint32_t>(a_off + static_cast<int64_t>(m0) * Ad.rs);
-          p.b_off = static_cast<uint32_t>(b_off + static_cast<int64_t>(n0) * Bd.cs);
-          p.o_off = static_cast<uint32_t>(o_off + static_cast<int64_t>(m0 * N + n0));
-          Dispatch d;
-          d.pipeline = pipe;
-          d.args = args;
-          d.params = &p;
-          d.params_size = sizeof p;
-          d.groups_x = ceil_div(p.N, col_tile);
-          d.groups_y = gemv ? 1 : ceil_div(p.M, row_tile);
-          d.groups_z = static_cast<uint32_t>(std::min(max_groups, dev_batch - z0));
-          ctx.dispatch(d);  // records (and copies) the params; no host wait
-        }
-      }
-    }
-    for (int d = static_cast<int>(host_dims) - 1; d >= 0; --d) {  // odometer over host dims
-      if (++idx[d] < dims.d[d].size) break;
-      idx[d] = 0;
-    }
-  }
+  const bool gemv = s.kernel == MatmulKernel::Gemv || s.kernel == MatmulKernel::GemvVec;
+  dispatch_matmul_grid(ctx, pipe, args, base, A, B, out, call.attrs.transpose_b, plan.row_tile(), plan.col_tile(), gemv);
   if (call.attrs.has_bias && !s.fuse_c) {
     // out += c elementwise, in place (each element read and written by one invocation).
     OpCall add{OpKind::Binary, "add", {out, call.inputs[2]}, {out}, {}};
