@@ -7,7 +7,11 @@
 //     letters contracting axes; a letter of one side only that is no longer needed is summed
 //     out before the step.
 //  3. The last operand: letters not in the output summed, the rest permuted into the
-//     output's order (a view).
+//     output's order (a view). The last contraction takes its operands in the order that
+//     makes that permutation the identity when one does: dot_general's result is [batch,
+//     lhs free, rhs free], so with "bkn,bmk->bmn" the second operand goes first. The output
+//     is then contiguous and the matmul reads both operands in their stored layouts
+//     instead of computing the transposed product from two transposed operands.
 // The order: every pairwise path enumerated for up to 4 operands (minimum total
 // multiply-adds, then minimum largest intermediate), the cheapest next pair beyond (greedy).
 #include <algorithm>
@@ -133,6 +137,18 @@ Tensor sum_to(const Tensor& x, const std::vector<int64_t>& axes) {
   return r.dtype() == x.dtype() ? r : cast(r, x.dtype());
 }
 
+// True when the labels of `result` that the output keeps appear in the output's order.
+bool in_output_order(const Labels& result, const Labels& output) {
+  int64_t last = -1;
+  for (int l : result) {
+    if (!has(output, l)) continue;
+    const int64_t p = pos(output, l);
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 Shape shape_of(const Labels& ls, const std::vector<int64_t>& size) {
   Shape s;
   for (int l : ls) s.push_back(size[l]);
@@ -151,7 +167,8 @@ struct EinsumPlan::Impl {
   };
   struct Step {
     int x, y;
-    std::vector<int64_t> sum_x, sum_y;
+    bool swap = false;                   // live[y] is dot_general's lhs, live[x] its rhs
+    std::vector<int64_t> sum_x, sum_y;   // axes summed on the lhs and the rhs
     DotGeneralPlan plan;
   };
   std::vector<TensorSpec> specs;
@@ -205,7 +222,16 @@ EinsumPlan prepare_einsum(const std::string& spec, const std::vector<TensorSpec>
   EinsumPlan plan;
   Path path = best_path(live, ps.output, ps.size);
   for (auto [i, j] : path.steps) {
-    PairForm f = pair_form(live[i], live[j], keep_of(live, i, j, ps.output), ps.size);
+    const Labels keep = keep_of(live, i, j, ps.output);
+    PairForm f = pair_form(live[i], live[j], keep, ps.size);
+    bool swap = false;
+    if (live.size() == 2 && !in_output_order(f.result, ps.output)) {
+      PairForm g = pair_form(live[j], live[i], keep, ps.size);
+      if (in_output_order(g.result, ps.output)) {
+        f = std::move(g);
+        swap = true;
+      }
+    }
     DotDims dims;
     for (int l : f.batch) {
       dims.lhs_batch.push_back(pos(f.x, l));
@@ -216,7 +242,7 @@ EinsumPlan prepare_einsum(const std::string& spec, const std::vector<TensorSpec>
       dims.rhs_contract.push_back(pos(f.y, l));
     }
     DotGeneralPlan dp = prepare(TensorSpec{shape_of(f.x, ps.size), dtype}, TensorSpec{shape_of(f.y, ps.size), dtype}, dims);
-    impl->steps.push_back({i, j, f.sum_x, f.sum_y, std::move(dp)});
+    impl->steps.push_back({i, j, swap, f.sum_x, f.sum_y, std::move(dp)});
     plan.path_.push_back({i, j});
     live = after_step(live, i, j, f.result);
   }
@@ -266,6 +292,7 @@ Tensor EinsumPlan::operator()(const std::vector<Tensor>& operands) const {
   }
   for (const Impl::Step& s : im.steps) {
     Tensor x = live[s.x], y = live[s.y];
+    if (s.swap) std::swap(x, y);
     if (!s.sum_x.empty()) x = sum_to(x, s.sum_x);
     if (!s.sum_y.empty()) y = sum_to(y, s.sum_y);
     Tensor r = s.plan(x, y);

@@ -112,6 +112,31 @@ TEST_F(Einsum, ContractionOrderByCost) {
   EXPECT_EQ(r.cost(), 200.0 * 200 * 2 + 200);
 }
 
+TEST_F(Einsum, LastContractionLandsInOutputOrder) {
+  // The operand whose free letters lead the output goes first in the last contraction, so
+  // the result needs no permuted view: it comes out contiguous and matches the reference,
+  // including letters summed out of either side before the step and a 3-operand chain.
+  struct Case { std::string spec; std::vector<Tensor> ops; Shape shape; };
+  const std::vector<Case> cases = {
+      {"jk,ij->ik", {R({4, 5}, 70), R({3, 4}, 71)}, {3, 5}},
+      {"bkn,bmk->bmn", {R({2, 4, 5}, 72), R({2, 3, 4}, 73)}, {2, 3, 5}},
+      {"bknz,bmk->bmn", {R({2, 4, 5, 3}, 74), R({2, 3, 4}, 75)}, {2, 3, 5}},
+      {"kn,mkz->mn", {R({4, 5}, 76), R({3, 4, 2}, 77)}, {3, 5}},
+      {"lm,kl,ik->im", {R({3, 6}, 78), R({4, 3}, 79), R({5, 4}, 80)}, {5, 6}},
+  };
+  for (const Case& c : cases) {
+    Tensor r = einsum(c.spec, c.ops);
+    EXPECT_EQ(r.shape(), c.shape) << c.spec;
+    EXPECT_TRUE(r.is_contiguous()) << c.spec;
+    expect_near_vec(vals(r), re_parts(ref_einsum(c.spec, c.ops)), 1e-12, c.spec.c_str());
+  }
+  // When no order gives the output's order, the result is still right (a permuted view).
+  const std::vector<Tensor> ops = {R({2, 3, 4}, 81), R({2, 4, 5}, 82)};
+  Tensor r = einsum("bij,bjk->kbi", ops);
+  EXPECT_EQ(r.shape(), (Shape{5, 2, 3}));
+  expect_near_vec(vals(r), re_parts(ref_einsum("bij,bjk->kbi", ops)), 1e-12, "kbi");
+}
+
 TEST_F(Einsum, PlanReusedOnNewOperands) {
   EinsumPlan p = prepare_einsum("bij,jk->bik", {{{2, 3, 4}, DType::F64}, {{4, 5}, DType::F64}});
   for (uint64_t s = 60; s < 63; ++s) {
