@@ -217,6 +217,43 @@ TEST(WebGPUElementwise, Binary) {
   run_all(cases);
 }
 
+// Division of every pair of edge values (docs/semantics.md, "Division"): IEEE results for
+// zeros, infinities and NaN, and the exact quotient for divisors beyond 2^126 (3e38 / 3e38 = 1),
+// which a driver dividing as x * (1 / y) flushes to 0. The vec4 path (contiguous, a multiple of
+// 4) and the general path (a sliced view), f32 and f16.
+TEST(WebGPUElementwise, DivisionEdgeValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<double> f32v = {nan, inf, -inf, 0.0, -0.0, 1.0, -2.5, 7.0, 3e38, -2e38, 1e38, 8.5e37, 1e-30};
+  const std::vector<double> f16v = {nan, inf, -inf, 0.0, -0.0, 1.0, -2.5, 7.0, 60000.0, -40000.0, 1e-3};
+  for (DType t : {DType::F32, DType::F16}) {
+    const auto& v = t == DType::F32 ? f32v : f16v;
+    std::vector<double> xs, ys;
+    for (double x : v)
+      for (double y : v) {
+        xs.push_back(x);
+        ys.push_back(y);
+      }
+    while (xs.size() % 4) {
+      xs.push_back(1.0);
+      ys.push_back(1.0);
+    }
+    const int64_t n = static_cast<int64_t>(xs.size());
+    std::vector<Case> cases;
+    for (View view : {View::Contiguous, View::Sliced}) {
+      Case c{std::string("div_edge/") + dtype_name(t) + (view == View::Sliced ? "/sliced" : "/vec4"), OpKind::Binary, "div"};
+      c.attrs.binary = BinaryOp::Div;
+      c.inputs = {{{n}, t, view}, {{n}, t, view}};
+      c.inputs[0].values = xs;
+      c.inputs[1].values = ys;
+      c.out_shape = {n};
+      c.out_dtype = t;
+      c.tol = t == DType::F16 ? tol_for(t) : Tolerance{1e-10, 1e-35, 2e-7};
+      cases.push_back(c);
+    }
+    run_all(cases);
+  }
+}
+
 TEST(WebGPUElementwise, WhereAndCast) {
   std::vector<Case> cases;
   for (DType t : {DType::F32, DType::F16, DType::I32, DType::U8}) {

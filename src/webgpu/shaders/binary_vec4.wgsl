@@ -6,6 +6,7 @@
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(3) var<uniform> params: Params;
 #include "ew_common"
+#include "fdiv"
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -21,6 +22,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 #elif OP == 2
   out[params.out_off + i] = x * y;
 #elif OP == 3
-  out[params.out_off + i] = x / y;
+  out[params.out_off + i] = fdiv4(x, y);
 #endif
 }

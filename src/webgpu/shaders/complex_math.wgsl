@@ -4,6 +4,7 @@
 // that is always 0: NaN and inf are built from it at run time (WGSL rejects non-finite
 // constants) and `0 * x` keeps IEEE meaning (0 * inf = NaN) where a compiler could fold a literal.
 #include "angle_reduce"
+#include "fdiv"
 
 fn cx_nan_f() -> f32 { return bitcast<f32>(0x7fc00000u | params.zero); }
 fn cx_inf_f() -> f32 { return bitcast<f32>(0x7f800000u | params.zero); }
@@ -15,12 +16,6 @@ fn cx_is_fin(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f8000
 fn cx_copysign(m: f32, s: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(m) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }
-// 2^k for k in [-126, 127] (clamped), built from the exponent bits: exact, unlike exp2 on some
-// drivers, and defined where ldexp's exponent range is not.
-fn cx_pow2(k: i32) -> f32 { return bitcast<f32>(u32(clamp(k, -126, 127) + 127) << 23u); }
-// e with 2^e <= |x| < 2^(e+1) for normal x (subnormals and zero give -127).
-fn cx_expo(x: f32) -> i32 { return i32((bitcast<u32>(x) >> 23u) & 0xffu) - 127; }
-
 fn cx_mul(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x);
 }
@@ -33,16 +28,9 @@ fn cx_ratio(p: f32, q: f32, p0: f32) -> f32 {
   let r = p / q;
   if (r == 0.0 && p0 != 0.0 && cx_is_fin(q)) {
     let neg = ((bitcast<u32>(p) ^ bitcast<u32>(q)) & 0x80000000u) != 0u;
-    return select(1.0, -1.0, neg) * cx_pow2(-126);
+    return select(1.0, -1.0, neg) * f32_pow2(-126);
   }
   return r;
-}
-
-// p / q with q's exponent taken out first: NVIDIA's Vulkan driver divides as p * (1 / q), whose
-// reciprocal flushes to zero for |q| > 2^126 (3e38 / 3e38 gave 0). q / 2^e is in [1, 2).
-fn cx_fdiv(p: f32, q: f32) -> f32 {
-  let s = cx_pow2(-min(max(cx_expo(q), -126), 126));
-  return (p / (q * s)) * s;
 }
 
 // Smith's division of finite values by a nonzero divisor, in f32 without spurious over- or
@@ -52,39 +40,39 @@ fn cx_fdiv(p: f32, q: f32) -> f32 {
 // even when the parts differ by more than the f32 range ((3e38 + 1e-30 i) / 1e-30 i =
 // 1 - inf i).
 fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
-  let ed = min(max(cx_expo(max(abs(c), abs(d))), -126), 126);
-  let sd = cx_pow2(-ed);
+  let ed = min(max(f32_expo(max(abs(c), abs(d))), -126), 126);
+  let sd = f32_pow2(-ed);
   let big = max(abs(a), abs(b)) >= 8.507059e37;  // 2^126: a * ratio + b may overflow
   let na = select(a, a * 0.5, big);
   let nb = select(b, b * 0.5, big);
   var x: f32;
   var y: f32;
   if (abs(c) < abs(d)) {
-    let ratio = cx_fdiv(c, d);
+    let ratio = fdiv(c, d);
     let den = (c * sd) * ratio + d * sd;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && c != 0.0) {
-      ar = cx_fdiv(na, d) * c;
-      br = cx_fdiv(nb, d) * c;
+      ar = fdiv(na, d) * c;
+      br = fdiv(nb, d) * c;
     }
     x = (ar + nb) / den;
     y = (br - na) / den;
   } else {
-    let ratio = cx_fdiv(d, c);
+    let ratio = fdiv(d, c);
     let den = (d * sd) * ratio + c * sd;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && d != 0.0) {
-      ar = cx_fdiv(na, c) * d;
-      br = cx_fdiv(nb, c) * d;
+      ar = fdiv(na, c) * d;
+      br = fdiv(nb, c) * d;
     }
     x = (br + na) / den;
     y = (nb - ar) / den;
   }
   let k = select(0, 1, big) - ed;  // quotient = (x, y) * 2^k, applied in two exact steps
   let k1 = k / 2;
-  return (vec2<f32>(x, y) * cx_pow2(k1)) * cx_pow2(k - k1);
+  return (vec2<f32>(x, y) * f32_pow2(k1)) * f32_pow2(k - k1);
 }
 
 // x / y. Finite operands with a nonzero divisor: cx_div_finite (|q| beyond the f32 range gives
@@ -105,7 +93,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   var c = c0;
   var d = d0;
   if (cx_is_fin(c) && cx_is_fin(d) && (c != 0.0 || d != 0.0)) {
-    sd = cx_pow2(-min(max(cx_expo(max(abs(c), abs(d))), -126), 126));
+    sd = f32_pow2(-min(max(f32_expo(max(abs(c), abs(d))), -126), 126));
     c = c * sd;
     d = d * sd;
   }
@@ -147,7 +135,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
     } else if ((cx_is_inf(c0) || cx_is_inf(d0)) && cx_is_fin(a) && cx_is_fin(b)) {
       // Only the signs of the sums matter (0 * them): the numerator scaled to [1, 2) keeps
       // them finite where the CPU's double sums are.
-      let sn = cx_pow2(-min(max(cx_expo(max(abs(a), abs(b))), -126), 126));
+      let sn = f32_pow2(-min(max(f32_expo(max(abs(a), abs(b))), -126), 126));
       let c1 = cx_copysign(select(0.0, 1.0, cx_is_inf(c0)), c0);
       let d1 = cx_copysign(select(0.0, 1.0, cx_is_inf(d0)), d0);
       let z = cx_zero_f();
@@ -168,10 +156,10 @@ fn cx_abs(z: vec2<f32>) -> f32 {
   if (cx_is_nan(x) || cx_is_nan(y)) { return cx_nan_f(); }
   let m = max(x, y);
   if (m == 0.0) { return 0.0; }
-  let e = min(max(cx_expo(m), -126), 126);
-  let xs = x * cx_pow2(-e);
-  let ys = y * cx_pow2(-e);
-  return sqrt(xs * xs + ys * ys) * cx_pow2(e);
+  let e = min(max(f32_expo(m), -126), 126);
+  let xs = x * f32_pow2(-e);
+  let ys = y * f32_pow2(-e);
+  return sqrt(xs * xs + ys * ys) * f32_pow2(e);
 }
 
 // exp(x) * s without the overflow of exp(x) alone (exp(x) is beyond f32 for x > 88.7 while

@@ -4,6 +4,7 @@
 // in i32), BINARY. The plan (src/webgpu/plans/elementwise_plan.cpp) emits only ops that have
 // a form in the compute type: integer Div, Pow and the transcendental unary ops have none.
 #if BINARY
+#include "fdiv"
 #if CT_I32
 fn op2(x: i32, y: i32) -> i32 {
 #if OP == 0
@@ -39,7 +40,7 @@ fn op2(x: f32, y: f32) -> f32 {
 #elif OP == 2
   return x * y;
 #elif OP == 3
-  return x / y;
+  return fdiv(x, y);
 #elif OP == 4
   return pow_f32(x, y);
 #elif OP == 5
