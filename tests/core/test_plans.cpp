@@ -476,7 +476,7 @@ TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
   EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4");
 }
 
-// Mesa >= 25.1 lavapipe: subgroups of 8, 32 KiB of workgroup memory, only 8x8x8 matrices
+// sid's Mesa 26 lavapipe: subgroups of 8, 32 KiB of workgroup memory, only 8x8x8 matrices
 // (f16 -> f16, f16 -> f32, u8 -> u32, i8 -> i32).
 TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
   Adapter lvp = big_gpu();

@@ -1,9 +1,10 @@
 // The f16 matmul on subgroup matrices (shaders/matmul_sgmat.wgsl) against the CPU reference:
 // partial tiles, K chunks that end mid-chunk, several raster groups of tile rows, both B layouts, vec4 and scalar stores, batches,
 // the default tiles and a forced 128x128 one, and cancelling partial sums that need the f32
-// accumulator. On an adapter with f16 subgroup matrices (Debian's Dawn on NVIDIA) every case
-// must run on them; elsewhere (lavapipe) the same cases check that the plan falls back to the
-// other kernels and still agrees.
+// accumulator. On an adapter with f16 subgroup matrices (Debian's Dawn on NVIDIA, or on sid's
+// lavapipe: scripts/test_sgmat_cpu.sh) every case must run on them; elsewhere (Debian 12's
+// lavapipe, the npm engine) the same cases check that the plan falls back to the other kernels
+// and still agrees.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -376,7 +376,7 @@ std::optional<SgMatShape> sgmat_shape(const Caps& caps) {
   if (!f.subgroup_matrix || !f.shader_f16 || l.subgroup_min_size == 0 || l.subgroup_min_size != l.subgroup_max_size)
     return std::nullopt;
   // The shapes the kernel and its default tiles are written for, best first: 16x16x16 and
-  // 16x8x16 (NVIDIA), then 8x8x8, the only f16 shape of Mesa's lavapipe (Mesa >= 25.1, subgroup
+  // 16x8x16 (NVIDIA), then 8x8x8, the only f16 shape of sid's Mesa 26 lavapipe (subgroup
   // size 8), on which the kernel is checked without tensor cores (scripts/setup_lavapipe_sid.sh).
   constexpr uint32_t kShapes[][3] = {{16, 16, 16}, {16, 8, 16}, {8, 8, 8}};
   std::optional<SgMatShape> best;
