@@ -476,6 +476,50 @@ TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
   EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4");
 }
 
+// sid's Mesa 26 lavapipe: subgroups of 8, 32 KiB of workgroup memory, only 8x8x8 matrices
+// (f16 -> f16, f16 -> f32, u8 -> u32, i8 -> i32).
+TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
+  Adapter lvp = big_gpu();
+  lvp.l.subgroup_min_size = lvp.l.subgroup_max_size = 8;
+  lvp.l.max_compute_workgroup_storage_size = 32768;
+  lvp.f.subgroup_matrix = true;
+  lvp.f.subgroup_matrix_configs = {{2, 2, 8, 8, 8}, {2, 1, 8, 8, 8}, {5, 3, 8, 8, 8}, {6, 4, 8, 8, 8}};
+  const std::optional<SgMatShape> sh = sgmat_shape(lvp.caps());
+  ASSERT_TRUE(sh.has_value());
+  EXPECT_EQ(sh->m * 100 + sh->n * 10 + sh->k, 888u);
+  EXPECT_EQ(sh->subgroup, 8u);
+  // 64x64 with 4x4 fragments per subgroup: 4 subgroups of 8 invocations.
+  MatmulPlan p = plan_ok(lvp, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16),
+                                          false, DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:n o:v4");
+  expect_variant_expands(p.variant(), p.name());
+  // Many tiles: the 128-row defaults would need 8 fragments per subgroup, so 64x64 stays.
+  p = plan_ok(lvp, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({4096, 256}, DType::F16), true,
+                               DType::F16));
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:k o:v4");
+  // A forced 128x128 tile fits 32 KiB with BK 16, not with BK 32 (a typed error).
+  MatmulTuning tu;
+  tu.sgmat = {{128, 128, 16, 4, 4}};
+  p = plan_ok(lvp, matmul_call(Tensor::empty({130, 96}, DType::F16), Tensor::empty({96, 260}, DType::F16), false,
+                               DType::F16), tu);
+  EXPECT_EQ(p.name(), "sgmat 128x128x16 4x4 frag=8x8x8 b:n o:v4");
+  tu.sgmat = {{128, 128, 32, 4, 4}};
+  EXPECT_THROW(plan_matmul(lvp.caps(), tu, matmul_call(Tensor::empty({130, 96}, DType::F16),
+                                                       Tensor::empty({96, 260}, DType::F16), false, DType::F16)),
+               Error);
+  // Where the 16-row shapes exist too, they win.
+  Adapter both = lvp;
+  both.f.subgroup_matrix_configs.push_back({2, 1, 16, 8, 16});
+  ASSERT_TRUE(sgmat_shape(both.caps()).has_value());
+  EXPECT_EQ(sgmat_shape(both.caps())->m, 16u);
+  both.f.subgroup_matrix_configs.push_back({2, 1, 16, 16, 16});
+  EXPECT_EQ(sgmat_shape(both.caps())->n, 16u);
+  // Only f16 -> f16 8x8x8: no f32 accumulator, no sgmat.
+  Adapter f16_only = lvp;
+  f16_only.f.subgroup_matrix_configs = {{2, 2, 8, 8, 8}};
+  EXPECT_FALSE(sgmat_shape(f16_only.caps()).has_value());
+}
+
 TEST(MatmulPlan, SubgroupMatrixKernelOnlyWhereItRuns) {
   const Adapter ad = tensor_core_gpu();
   auto kernel = [](const Adapter& a, const OpCall& c, const MatmulTuning& tu = {}) {

@@ -4,6 +4,7 @@
 #include "webgpu/plans/matmul_plan.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "wgt/error.hpp"
@@ -374,13 +375,21 @@ std::optional<SgMatShape> sgmat_shape(const Caps& caps) {
   const Limits& l = caps.limits;
   if (!f.subgroup_matrix || !f.shader_f16 || l.subgroup_min_size == 0 || l.subgroup_min_size != l.subgroup_max_size)
     return std::nullopt;
+  // The shapes the kernel and its default tiles are written for, best first: 16x16x16 and
+  // 16x8x16 (NVIDIA), then 8x8x8, the only f16 shape of sid's Mesa 26 lavapipe (subgroup
+  // size 8), on which the kernel is checked without tensor cores (scripts/setup_lavapipe_sid.sh).
+  constexpr uint32_t kShapes[][3] = {{16, 16, 16}, {16, 8, 16}, {8, 8, 8}};
   std::optional<SgMatShape> best;
+  size_t best_rank = std::size(kShapes);
   for (const MatrixConfig& c : f.subgroup_matrix_configs) {
     if (c.component != 2 || c.result != 1) continue;  // f16 x f16 -> f32 (WGPUSubgroupMatrixComponentType)
-    const bool square = c.m == 16 && c.n == 16 && c.k == 16, narrow = c.m == 16 && c.n == 8 && c.k == 16;
-    if (square || (narrow && !best)) best = SgMatShape{c.m, c.n, c.k, l.subgroup_min_size};
+    for (size_t r = 0; r < best_rank; ++r)
+      if (c.m == kShapes[r][0] && c.n == kShapes[r][1] && c.k == kShapes[r][2]) {
+        best = SgMatShape{c.m, c.n, c.k, l.subgroup_min_size};
+        best_rank = r;
+      }
   }
-  // Fragments are 16 x 16 or 16 x 8 results; the epilogue splits one into vec4 per invocation.
+  // The epilogue splits one fragment into vec4 per invocation.
   if (best && (best->m * best->n) % (best->subgroup * 4) != 0) return std::nullopt;
   return best;
 }

@@ -63,8 +63,8 @@ struct MatmulPlan {
 };
 
 // The subgroup-matrix shape the sgmat kernel uses on this adapter (f16 -> f32, 16x16x16
-// preferred, else 16x8x16), or nullopt where it cannot run (no feature, no such config, or a
-// subgroup size that is not fixed).
+// preferred, else 16x8x16, else 8x8x8), or nullopt where it cannot run (no feature, no such
+// config, or a subgroup size that is not fixed).
 struct SgMatShape {
   uint32_t m, n, k, subgroup;
 };
