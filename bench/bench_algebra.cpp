@@ -2,7 +2,9 @@
 // shapes, complex64 matmul beside the f32 one (its rate counting four real products per
 // complex one, both algorithms forced and the plan's choice), and of the FFTs. Per case: wall
 // ms per call and the rate.
-//   bench_algebra [--ms 300] [--no-fft] [--fft-only] [--json FILE]
+//   bench_algebra [--ms 300] [--no-fft] [--fft-only] [--small] [--json FILE]
+// --small: the same kinds of case at sizes a software adapter runs in seconds (the pipeline
+// check of scripts/bench_suite.sh --smoke), no chains; not figures to compare.
 // --json appends records (bench/bench_json.hpp): "rate" in GFLOP/s per case (and "pct_of_matmul"
 // or "pct_of_f32" beside a comparison), "gpu_time" in ms for the WebGPU FFTs; bench/torch_algebra.py
 // writes the PyTorch cases under the same names.
@@ -28,6 +30,7 @@ using namespace wgt;
 namespace {
 
 double g_ms = 300;
+bool g_small = false;
 
 double time_ms(const std::function<void()>& fn) {
   bench::TimingOptions o;
@@ -88,7 +91,9 @@ void complex_matmul(Device dev, int64_t b, int64_t m, int64_t n, int64_t k, doub
 
 void contractions(Device dev) {
   struct Case { int64_t b, m, n, k; };
-  for (Case c : {Case{1, 4096, 4096, 4096}, Case{16, 1024, 1024, 1024}, Case{64, 256, 256, 512}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{1, 128, 128, 128}, {4, 64, 64, 64}}
+                                          : std::vector<Case>{{1, 4096, 4096, 4096}, {16, 1024, 1024, 1024}, {64, 256, 256, 512}};
+  for (Case c : cases) {
     const double flops = 2.0 * c.b * c.m * c.n * c.k;
     Tensor a = rand_uniform({c.b, c.m, c.k}, 1, -1, 1, DType::F32, dev);
     Tensor b = rand_uniform({c.b, c.k, c.n}, 2, -1, 1, DType::F32, dev);
@@ -112,7 +117,7 @@ void contractions(Device dev) {
            "einsum bkn,bmk->bmn " + st);
   }
   // Chains: the contraction order matters (torch.einsum contracts left to right by default).
-  {
+  if (!g_small) {
     Tensor x = rand_uniform({64, 4096}, 4, -1, 1, DType::F32, dev), w1 = rand_uniform({4096, 4096}, 5, -1, 1, DType::F32, dev);
     Tensor w2 = rand_uniform({4096, 64}, 6, -1, 1, DType::F32, dev), w3 = rand_uniform({64, 4096}, 7, -1, 1, DType::F32, dev);
     EinsumPlan ep = prepare_einsum("ij,jk,kl,lm->im", {TensorSpec::of(x), TensorSpec::of(w1), TensorSpec::of(w2), TensorSpec::of(w3)});
@@ -130,7 +135,9 @@ void contractions(Device dev) {
 // The WebGPU FFT (plans/fft_plan.cpp) on device tensors, 256 MiB of c64 per case.
 void webgpu_ffts(Device dev) {
   struct Case { int64_t batch, n; };
-  for (Case c : {Case{8192, 4096}, Case{32, 1 << 20}, Case{32768, 1009}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{16, 256}, {2, 1 << 12}, {16, 1009}}
+                                          : std::vector<Case>{{8192, 4096}, {32, 1 << 20}, {32768, 1009}};
+  for (Case c : cases) {
     std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n));
     for (size_t i = 0; i < v.size(); ++i) v[i] = {static_cast<float>(i % 17) - 8.0f, static_cast<float>(i % 13) - 6.0f};
     Tensor x = Tensor::from_vector(v, {c.batch, c.n}, dev);
@@ -152,7 +159,9 @@ void webgpu_ffts(Device dev) {
 void ffts() {
   struct Case { int64_t batch, n; };
   // 256 MiB of c64 at n = 4096, 2^20 in one line batch of 8, and a Bluestein length.
-  for (Case c : {Case{8192, 4096}, Case{8, 1 << 20}, Case{16384, 1009}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{16, 256}, {2, 1 << 12}, {16, 1009}}
+                                          : std::vector<Case>{{8192, 4096}, {8, 1 << 20}, {16384, 1009}};
+  for (Case c : cases) {
     std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n), c64_t{1.0f, -0.5f});
     Tensor x = Tensor::from_vector(v, {c.batch, c.n});
     const double flops = 5.0 * c.batch * c.n * std::log2(static_cast<double>(c.n));
@@ -175,8 +184,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--ms") && i + 1 < argc) g_ms = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-fft")) do_fft = false;
     else if (!std::strcmp(argv[i], "--fft-only")) only_fft = true;
+    else if (!std::strcmp(argv[i], "--small")) g_small = true;
     else {
-      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft] [--fft-only] [--json FILE]\n");
+      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft] [--fft-only] [--small] [--json FILE]\n");
       return 2;
     }
   }
