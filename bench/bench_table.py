@@ -56,7 +56,7 @@ def _model_rows():
     cmd = "wgt bench --synthetic {s} --type {t} -p 512 -n 128 -d 512 -r 3"
     specs = [("llama2-7b", "q4_0", "llama2-7b Q4_0", "npm", ("tiny q4_0", "≥ 2500", "≥ 550 (50% of roofline)")),
              ("llama2-7b", "q4_0", "llama2-7b Q4_0, Debian Dawn", "debian", ("tiny q4_0", "≥ 2500", "≥ 550 (50% of roofline)")),
-             ("llama3-8b", "q4_k", "llama3-8b Q4_K", "npm", ("tiny-llama3 q4_k", "", "")),
+             ("llama3-8b", "q4_k", "llama3-8b Q4_K", "npm", ("tiny-llama3 q8_0", "", "")),
              ("llama3.2-1b", "q4_0", "llama3.2-1b Q4_0", "npm", (None, "", "")),
              ("llama2-7b", "f16", "llama2-7b F16", "npm", (None, "", "")),
              ("llama2-7b", "q8_0", "llama2-7b Q8_0", "npm", (None, "", "")),
