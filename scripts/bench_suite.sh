@@ -17,7 +17,7 @@
 # --smoke: tiny shapes, no PyTorch: the whole pipeline in a few minutes on lavapipe.
 # --out: the results folder (default: $OUT/bench-<part> on the device tool, else
 #        build/bench-results/<part>); records.jsonl, meta.json, steps.tsv and one log per step.
-# --budget: seconds for the whole part (default 500): each step's timeout is cut to what is
+# --budget: seconds for the whole part (default 480, leaving room for device_unpack.sh in a 540 s call): each step's timeout is cut to what is
 #        left, and steps that would start with less than 20 s left are skipped (reported).
 #
 # Binaries: build/ when it has them, else PATH (the device payload: source
@@ -27,7 +27,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-part=all smoke=0 out="" budget=500
+part=all smoke=0 out="" budget=480
 while [ $# -gt 0 ]; do
   case "$1" in
     --part) part=${2:-}; shift 2 ;;
