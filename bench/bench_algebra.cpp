@@ -2,7 +2,12 @@
 // shapes, complex64 matmul beside the f32 one (its rate counting four real products per
 // complex one, both algorithms forced and the plan's choice), and of the FFTs. Per case: wall
 // ms per call and the rate.
-//   bench_algebra [--ms 300] [--no-fft] [--fft-only]
+//   bench_algebra [--ms 300] [--no-fft] [--fft-only] [--small] [--json FILE]
+// --small: the same kinds of case at sizes a software adapter runs in seconds (the pipeline
+// check of scripts/bench_suite.sh --smoke), no chains; not figures to compare.
+// --json appends records (bench/bench_json.hpp): "rate" in GFLOP/s per case (and "pct_of_matmul"
+// or "pct_of_f32" beside a comparison), "gpu_time" in ms for the WebGPU FFTs; bench/torch_algebra.py
+// writes the PyTorch cases under the same names.
 // Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies).
 // FFTs: on WebGPU device tensors (batched c64 of 256 MiB at n = 4096, 2^20 and the Bluestein
 // length 1009; wall and batch GPU time, and the bandwidth of one read and one write of the
@@ -14,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_json.hpp"
 #include "bench_timing.hpp"
 #include "webgpu/kernels/complex.hpp"
 #include "webgpu/plans/tuning.hpp"
@@ -24,6 +30,7 @@ using namespace wgt;
 namespace {
 
 double g_ms = 300;
+bool g_small = false;
 
 double time_ms(const std::function<void()>& fn) {
   bench::TimingOptions o;
@@ -32,10 +39,23 @@ double time_ms(const std::function<void()>& fn) {
   return bench::time_calls(fn, o).wall_s * 1e3;
 }
 
-void report(const char* what, double ms, double flops, double base_ms = -1) {
+// `tag`: the case's name in the --json records ("" = none); `engine`: cpu for host tensors.
+void report(const char* what, double ms, double flops, double base_ms = -1, const std::string& tag = "",
+            const std::string& engine = "") {
   std::printf("%-58s %9.3f ms %9.1f GFLOP/s", what, ms, flops / ms / 1e6);
   if (base_ms > 0) std::printf("   %5.1f%% of matmul", 100.0 * base_ms / ms);
   std::printf("\n");
+  if (tag.empty()) return;
+  bench::emit(bench::Record("algebra", tag, "rate", "GFLOP/s", flops / ms / 1e6).on(engine).with("ms", ms));
+  if (base_ms > 0) bench::emit(bench::Record("algebra", tag, "pct_of_matmul", "%", 100.0 * base_ms / ms).on(engine));
+}
+
+// "[b,m,k]x[.,k,n]": a contraction's shape in the records (torch_algebra.py writes the same).
+std::string shape_tag(int64_t b, int64_t m, int64_t n, int64_t k) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "[%lld,%lld,%lld]x[.,%lld,%lld]", (long long)b, (long long)m, (long long)k, (long long)k,
+                (long long)n);
+  return buf;
 }
 
 // re + i im on the device, both parts uniform in [-1, 1].
@@ -61,13 +81,19 @@ void complex_matmul(Device dev, int64_t b, int64_t m, int64_t n, int64_t k, doub
     char name[128];
     std::snprintf(name, sizeof name, "  c64 matmul, %s (%s)", label, webgpu::complex_last_plan().c_str());
     std::printf("%-58s %9.3f ms %9.1f GFLOP/s   %5.1f%% of f32 rate\n", name, ms, flops / ms / 1e6, 400.0 * f32_ms / ms);
+    const std::string tag = "c64 matmul " + shape_tag(b, m, n, k) + " " +
+                            (algo == webgpu::ComplexAlgo::Auto ? "plan" : algo == webgpu::ComplexAlgo::FourMult ? "4mult" : "3mult");
+    bench::emit(bench::Record("algebra", tag, "rate", "GFLOP/s", flops / ms / 1e6)
+                    .with("pct_of_f32", 400.0 * f32_ms / ms).with("plan", webgpu::complex_last_plan()));
   }
   webgpu::set_kernel_tuning_override(std::nullopt);
 }
 
 void contractions(Device dev) {
   struct Case { int64_t b, m, n, k; };
-  for (Case c : {Case{1, 4096, 4096, 4096}, Case{16, 1024, 1024, 1024}, Case{64, 256, 256, 512}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{1, 128, 128, 128}, {4, 64, 64, 64}}
+                                          : std::vector<Case>{{1, 4096, 4096, 4096}, {16, 1024, 1024, 1024}, {64, 256, 256, 512}};
+  for (Case c : cases) {
     const double flops = 2.0 * c.b * c.m * c.n * c.k;
     Tensor a = rand_uniform({c.b, c.m, c.k}, 1, -1, 1, DType::F32, dev);
     Tensor b = rand_uniform({c.b, c.k, c.n}, 2, -1, 1, DType::F32, dev);
@@ -77,27 +103,31 @@ void contractions(Device dev) {
     const double base = time_ms([&] { (void)matmul(a, b); });
     std::snprintf(name, sizeof name, "matmul       [%lld,%lld,%lld]x[.,%lld,%lld]", (long long)c.b, (long long)c.m,
                   (long long)c.k, (long long)c.k, (long long)c.n);
-    report(name, base, flops);
+    const std::string st = shape_tag(c.b, c.m, c.n, c.k);
+    report(name, base, flops, -1, "matmul f32 " + st);
     complex_matmul(dev, c.b, c.m, c.n, c.k, base);
     DotGeneralPlan plan = prepare(TensorSpec::of(a), TensorSpec::of(b), {{0}, {0}, {2}, {1}});
-    report("  dot_general (prepared) bmk,bkn->bmn", time_ms([&] { (void)plan(a, b); }), flops, base);
+    report("  dot_general (prepared) bmk,bkn->bmn", time_ms([&] { (void)plan(a, b); }), flops, base,
+           "dot_general prepared bmk,bkn->bmn " + st);
     report("  dot_general mbk,bkn->bmn (batch axis in the middle)",
-           time_ms([&] { (void)dot_general(a_mbk, b, {{1}, {0}, {2}, {1}}); }), flops, base);
+           time_ms([&] { (void)dot_general(a_mbk, b, {{1}, {0}, {2}, {1}}); }), flops, base, "dot_general mbk,bkn->bmn " + st);
     EinsumPlan ep = prepare_einsum("bmk,bkn->bmn", {TensorSpec::of(a), TensorSpec::of(b)});
-    report("  einsum (prepared) bmk,bkn->bmn", time_ms([&] { (void)ep({a, b}); }), flops, base);
-    report("  einsum bkn,bmk->bmn (operands swapped)", time_ms([&] { (void)einsum("bkn,bmk->bmn", {b, a}); }), flops, base);
+    report("  einsum (prepared) bmk,bkn->bmn", time_ms([&] { (void)ep({a, b}); }), flops, base, "einsum prepared bmk,bkn->bmn " + st);
+    report("  einsum bkn,bmk->bmn (operands swapped)", time_ms([&] { (void)einsum("bkn,bmk->bmn", {b, a}); }), flops, base,
+           "einsum bkn,bmk->bmn " + st);
   }
   // Chains: the contraction order matters (torch.einsum contracts left to right by default).
-  {
+  if (!g_small) {
     Tensor x = rand_uniform({64, 4096}, 4, -1, 1, DType::F32, dev), w1 = rand_uniform({4096, 4096}, 5, -1, 1, DType::F32, dev);
     Tensor w2 = rand_uniform({4096, 64}, 6, -1, 1, DType::F32, dev), w3 = rand_uniform({64, 4096}, 7, -1, 1, DType::F32, dev);
     EinsumPlan ep = prepare_einsum("ij,jk,kl,lm->im", {TensorSpec::of(x), TensorSpec::of(w1), TensorSpec::of(w2), TensorSpec::of(w3)});
     report("einsum chain ij,jk,kl,lm->im [64x4096 4096^2 4096x64 64x4096]", time_ms([&] { (void)ep({x, w1, w2, w3}); }),
-           2.0 * ep.cost());
+           2.0 * ep.cost(), -1, "einsum chain ij,jk,kl,lm->im");
     Tensor A = rand_uniform({8, 512, 64}, 8, -1, 1, DType::F32, dev), B = rand_uniform({8, 64, 512}, 9, -1, 1, DType::F32, dev);
     Tensor C = rand_uniform({8, 512, 64}, 10, -1, 1, DType::F32, dev);
     EinsumPlan e3 = prepare_einsum("bij,bjk,bkl->bil", {TensorSpec::of(A), TensorSpec::of(B), TensorSpec::of(C)});
-    report("einsum chain bij,bjk,bkl->bil [8x512x64 8x64x512 8x512x64]", time_ms([&] { (void)e3({A, B, C}); }), 2.0 * e3.cost());
+    report("einsum chain bij,bjk,bkl->bil [8x512x64 8x64x512 8x512x64]", time_ms([&] { (void)e3({A, B, C}); }), 2.0 * e3.cost(), -1,
+           "einsum chain bij,bjk,bkl->bil");
   }
   Runtime::get().synchronize();
 }
@@ -105,7 +135,9 @@ void contractions(Device dev) {
 // The WebGPU FFT (plans/fft_plan.cpp) on device tensors, 256 MiB of c64 per case.
 void webgpu_ffts(Device dev) {
   struct Case { int64_t batch, n; };
-  for (Case c : {Case{8192, 4096}, Case{32, 1 << 20}, Case{32768, 1009}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{16, 256}, {2, 1 << 12}, {16, 1009}}
+                                          : std::vector<Case>{{8192, 4096}, {32, 1 << 20}, {32768, 1009}};
+  for (Case c : cases) {
     std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n));
     for (size_t i = 0; i < v.size(); ++i) v[i] = {static_cast<float>(i % 17) - 8.0f, static_cast<float>(i % 13) - 6.0f};
     Tensor x = Tensor::from_vector(v, {c.batch, c.n}, dev);
@@ -118,6 +150,8 @@ void webgpu_ffts(Device dev) {
     std::printf("webgpu fft c64 [%lld, %lld]%*s wall %8.3f ms  gpu %8.3f ms %9.1f GFLOP/s %7.1f GB/s\n",
                 (long long)c.batch, (long long)c.n, c.n >= 100000 ? 8 : 10, "", t.wall_s * 1e3, ms, flops / ms / 1e6,
                 bytes / ms / 1e6);
+    bench::emit(bench::Record("algebra", "fft c64 [" + std::to_string(c.batch) + ", " + std::to_string(c.n) + "]", "gpu_time",
+                              "ms", ms).with("wall_ms", t.wall_s * 1e3).with("gbs", bytes / ms / 1e6));
   }
   Runtime::get().synchronize();
 }
@@ -125,29 +159,34 @@ void webgpu_ffts(Device dev) {
 void ffts() {
   struct Case { int64_t batch, n; };
   // 256 MiB of c64 at n = 4096, 2^20 in one line batch of 8, and a Bluestein length.
-  for (Case c : {Case{8192, 4096}, Case{8, 1 << 20}, Case{16384, 1009}}) {
+  const std::vector<Case> cases = g_small ? std::vector<Case>{{16, 256}, {2, 1 << 12}, {16, 1009}}
+                                          : std::vector<Case>{{8192, 4096}, {8, 1 << 20}, {16384, 1009}};
+  for (Case c : cases) {
     std::vector<c64_t> v(static_cast<size_t>(c.batch * c.n), c64_t{1.0f, -0.5f});
     Tensor x = Tensor::from_vector(v, {c.batch, c.n});
     const double flops = 5.0 * c.batch * c.n * std::log2(static_cast<double>(c.n));
     char name[96];
     std::snprintf(name, sizeof name, "fft c64 [%lld, %lld] (5 n log2 n flops)", (long long)c.batch, (long long)c.n);
-    report(name, time_ms([&] { (void)fft(x); }), flops);
+    const std::string dims = "[" + std::to_string(c.batch) + ", " + std::to_string(c.n) + "]";
+    report(name, time_ms([&] { (void)fft(x); }), flops, -1, "host fft c64 " + dims, "cpu");
     Tensor r = rand_uniform({c.batch, c.n}, 11, -1, 1);
     std::snprintf(name, sizeof name, "rfft f32 [%lld, %lld]", (long long)c.batch, (long long)c.n);
-    report(name, time_ms([&] { (void)rfft(r); }), flops / 2);
+    report(name, time_ms([&] { (void)rfft(r); }), flops / 2, -1, "host rfft f32 " + dims, "cpu");
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   bool do_fft = true, only_fft = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--ms") && i + 1 < argc) g_ms = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-fft")) do_fft = false;
     else if (!std::strcmp(argv[i], "--fft-only")) only_fft = true;
+    else if (!std::strcmp(argv[i], "--small")) g_small = true;
     else {
-      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft] [--fft-only]\n");
+      std::fprintf(stderr, "usage: bench_algebra [--ms 300] [--no-fft] [--fft-only] [--small] [--json FILE]\n");
       return 2;
     }
   }

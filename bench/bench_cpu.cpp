@@ -8,7 +8,14 @@
 // Arg 1 = cpu-fast, 0 = cpu-reference. Counters: FLOP/s (matmul: 2*M*N*K; elementwise: one
 // per element) and bytes_per_second (bytes read + written once). Threads: WGT_NUM_THREADS
 // (default: all cores).
+// --json FILE appends one record per run (bench/bench_json.hpp): bench "cpu", case the
+// benchmark's name without "/real_time" (e.g. BM_OpAddF32/1), metric "time" in ms; with
+// --benchmark_repetitions the aggregates come too, each with its "aggregate" name.
 #include <benchmark/benchmark.h>
+
+#include <thread>
+
+#include "bench_json.hpp"
 
 #include "wgt/wgt.hpp"
 
@@ -182,6 +189,36 @@ WGT_MS(BM_OpMatmulF32)->Arg(1);
 WGT_MS(BM_KernelMatmulF32)->Arg(1);
 WGT_MS(BM_OpMatmulF32)->Arg(0)->Iterations(1);
 
+// The console output as usual, plus the --json records.
+class JsonTee : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      std::string name = r.benchmark_name();
+      if (const size_t p = name.find("/real_time"); p != std::string::npos) name.erase(p, 10);
+      if (!r.aggregate_name.empty()) {
+        if (const size_t p = name.rfind("_" + r.aggregate_name); p != std::string::npos) name.erase(p);
+      }
+      wgt::bench::emit(wgt::bench::Record("cpu", name, "time", benchmark::GetTimeUnitString(r.time_unit),
+                                          r.GetAdjustedRealTime())
+                           .on("cpu")
+                           .with("aggregate", r.aggregate_name)
+                           .with("iterations", static_cast<double>(r.iterations))
+                           .with("threads", static_cast<double>(std::thread::hardware_concurrency())));
+    }
+  }
+};
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (!wgt::bench::json_from_args(argc, argv)) return 2;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  JsonTee reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

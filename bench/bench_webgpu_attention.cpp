@@ -12,6 +12,8 @@
 //                          [--block-dim N] [--block-ffn N]   (head_dim stays 128)
 //                          [--block-quant q4_0|q4_k|q6_k|q8_0|...]   (projections packed in
 //                          that GGUF format, quantized on the host; default f16)
+//                          [--json FILE]   (records of bench/bench_json.hpp: case "decode kvN",
+//                          "prefill seqN", "block dimN ffnN <weights>")
 // Peak HBM bandwidth of the H200 is 4.8 TB/s nominal; the anchor used here is 4.17 TB/s.
 #include <algorithm>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <functional>
 #include <string>
 
+#include "bench_json.hpp"
 #include "bench_timing.hpp"
 #include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
@@ -129,6 +132,10 @@ void bench_decode(const Options& o) {
               (long long)H, (long long)Hkv, (long long)o.kv, (long long)D, t.wall_s * 1e6, bytes / t.wall_s / 1e9,
               100 * bytes / t.wall_s / kAnchorBytesPerS, bench::fmt(t.gpu_s, 1e6, 8, 3).c_str(),
               bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
+  const std::string dcase = "decode kv" + std::to_string(o.kv);
+  bench::emit(bench::Record("attention", dcase, "wall_time", "us", t.wall_s * 1e6).with("max_rel_err", err));
+  if (t.gpu_s >= 0) bench::emit(bench::Record("attention", dcase, "gpu_time", "us", t.gpu_s * 1e6));
+  if (t.batch_gpu_s >= 0) bench::emit(bench::Record("attention", dcase, "batch_gpu_time", "us", t.batch_gpu_s * 1e6));
   print_top_kernels(t, 4);
   bench::print_gpu_note(t);
   std::printf("  (calls cycle through %zu K/V copies: WGT_BENCH_COPIES)\n", kvs.size());
@@ -150,6 +157,8 @@ void bench_prefill(const Options& o) {
   std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, f16 K/V: wall %9.3f ms %6.2f TFLOP/s | gpu %s ms %s TFLOP/s  max rel err %.2e / %.2e\n",
               (long long)L, (long long)H, (long long)Hkv, (long long)D, t.wall_s * 1e3, flops / t.wall_s / 1e12,
               bench::fmt(t.gpu_s, 1e3, 9, 3).c_str(), bench::fmt(bench::rate(flops, t.gpu_s), 1e-12, 6, 2).c_str(), err, err0);
+  bench::emit(bench::Record("attention", "prefill seq" + std::to_string(L), "rate", "TFLOP/s", flops / t.wall_s / 1e12)
+                  .with("wall_ms", t.wall_s * 1e3).with("gpu_ms", t.gpu_s >= 0 ? t.gpu_s * 1e3 : NAN));
   print_top_kernels(t, 4);
   bench::print_gpu_note(t);
 }
@@ -192,6 +201,10 @@ void bench_block(const Options& o) {
               (long long)cfg.dim, (long long)cfg.ffn_dim, wname.c_str(), weight_bytes / 1e6, t.wall_s * 1e3, weight_bytes / t.wall_s / 1e9,
               100 * weight_bytes / t.wall_s / kAnchorBytesPerS, bench::fmt(t.gpu_s, 1e3, 8, 3).c_str(),
               bench::fmt(gpu_bps, 1e-9, 7, 1).c_str(), bench::fmt(gpu_bps, 100 / kAnchorBytesPerS, 0, 1).c_str(), err);
+  bench::emit(bench::Record("attention", "block dim" + std::to_string(cfg.dim) + " ffn" + std::to_string(cfg.ffn_dim) + " " + wname,
+                            "wall_time", "us", t.wall_s * 1e6)
+                  .with("weight_mb", weight_bytes / 1e6).with("wall_gbs", weight_bytes / t.wall_s / 1e9)
+                  .with("batch_gpu_us", t.batch_gpu_s >= 0 ? t.batch_gpu_s * 1e6 : NAN));
   print_top_kernels(t, 6);
   bench::print_gpu_note(t);
   // Host side of a step: recording alone (no wait), over as many steps as the wall timing ran.
@@ -215,6 +228,7 @@ void bench_block(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   const Options o = parse(argc, argv);
   std::string why;
   if (!webgpu_available(&why)) {

@@ -3,6 +3,7 @@
 // small dependent ops. Every figure is printed only after its result was verified on samples.
 //   bench_webgpu_bandwidth [--mib N (default 256)] [--iters N (default 50)] [--chain N (default 1000)]
 //                          [--only copy,add,softmax,softmax_wg,rms_norm,rowsum,gemv,tiny,chain (default: all)]
+//                          [--json FILE]   (records of bench/bench_json.hpp: case "<name> <MiB>MiB")
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_json.hpp"
 #include "bench_timing.hpp"
 #include "runtime/settings.hpp"
 #include "wgt/wgt.hpp"
@@ -46,7 +48,8 @@ bool close(double got, double want, double tol) { return std::fabs(got - want) <
 // Times calls of `op` (bench_timing.hpp: >= 200 ms of warm-up so the clocks ramp up, then at
 // least `iters` calls and >= 300 ms between two synchronize() calls); verifies the result of
 // the last call before printing.
-bool measure(const char* name, double bytes_per_call, int iters, const std::function<Tensor()>& op,
+// `tag` names the case in the --json records ("" = no record).
+bool measure(const char* name, const std::string& tag, double bytes_per_call, int iters, const std::function<Tensor()>& op,
              const std::function<bool(const Tensor&)>& verify) {
   Tensor out;
   bench::TimingOptions o;
@@ -66,12 +69,21 @@ bool measure(const char* name, double bytes_per_call, int iters, const std::func
                 "%.2f) of %d calls back to back)\n", "", bytes_per_call / t.batch_gpu_s / 1e9,
                 100.0 * bytes_per_call / t.batch_gpu_s / kPeakBytesPerS, 1e6 * t.batch_gpu_s, t.batch_rounds,
                 1e6 * t.batch_gpu_min_s, 1e6 * t.batch_gpu_max_s, t.batch_calls);
+  if (!tag.empty()) {
+    bench::emit(bench::Record("bandwidth", tag, "wall_bandwidth", "GB/s", bps / 1e9)
+                    .with("wall_us", 1e6 * t.wall_s).with("host_us", 1e6 * t.host_s).with("calls", t.iters));
+    if (t.batch_gpu_s > 0)
+      bench::emit(bench::Record("bandwidth", tag, "batch_gpu_bandwidth", "GB/s", bytes_per_call / t.batch_gpu_s / 1e9)
+                      .with("batch_gpu_us", 1e6 * t.batch_gpu_s).with("min_us", 1e6 * t.batch_gpu_min_s)
+                      .with("max_us", 1e6 * t.batch_gpu_max_s));
+  }
   return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   int64_t mib = 256;
   int iters = 50, chain = 1000;
   std::string only = "copy,add,softmax,softmax_wg,rms_norm,rowsum,gemv,tiny,chain";
@@ -111,6 +123,9 @@ int main(int argc, char** argv) {
     return false;
   };
 
+  // A case's name in the --json records: what, and the size of one operand.
+  auto tag = [&](const char* what) { return std::string(what) + " " + std::to_string(mib) + "MiB"; };
+
   // The copy kernel is driven through the backend with a preallocated output: a plain device
   // copy, without the runtime's per-call output allocation.
   DeviceBackend* backend = Runtime::get().webgpu_backend(0);
@@ -127,14 +142,14 @@ int main(int argc, char** argv) {
     backend->execute(c);
     return dst;
   };
-  if (want("copy")) ok &= measure("copy", 2.0 * n * 4, iters, copy, [&](const Tensor& y) {
+  if (want("copy")) ok &= measure("copy", tag("copy"), 2.0 * n * 4, iters, copy, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {
       auto g = download(y, r * kRow, kRow);
       for (int64_t j = 0; j < kRow; ++j) if (g[j] != ha[r * kRow + j]) return false;
     }
     return true;
   });
-  if (want("add")) ok &= measure("add", 3.0 * n * 4, iters, [&] { return add(a, b); }, [&](const Tensor& y) {
+  if (want("add")) ok &= measure("add", tag("add"), 3.0 * n * 4, iters, [&] { return add(a, b); }, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {
       auto g = download(y, r * kRow, kRow);
       for (int64_t j = 0; j < kRow; ++j) if (g[j] != ha[r * kRow + j] + hb[r * kRow + j]) return false;
@@ -152,16 +167,16 @@ int main(int argc, char** argv) {
     }
     return true;
   };
-  if (want("softmax")) ok &= measure("softmax (rows of 4096)", 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
+  if (want("softmax")) ok &= measure("softmax (rows of 4096)", tag("softmax"), 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
   // The same kernel with its row reductions through workgroup memory instead of subgroups.
   if (want("softmax_wg")) {
     setenv("WGT_REDUCE_SUBGROUPS", "off", 1);
     settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
-    ok &= measure("softmax (rows of 4096, no subgroups)", 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
+    ok &= measure("softmax (rows of 4096, no subgroups)", tag("softmax_wg"), 2.0 * n * 4, iters, [&] { return softmax(a); }, softmax_ok);
     unsetenv("WGT_REDUCE_SUBGROUPS");
     settings_reload();
   }
-  if (want("rms_norm")) ok &= measure("rms_norm (rows of 4096)", 2.0 * n * 4, iters, [&] { return rms_norm(a, w, 1e-6); }, [&](const Tensor& y) {
+  if (want("rms_norm")) ok &= measure("rms_norm (rows of 4096)", tag("rms_norm"), 2.0 * n * 4, iters, [&] { return rms_norm(a, w, 1e-6); }, [&](const Tensor& y) {
     for (int64_t r : sample_rows) {
       auto g = download(y, r * kRow, kRow);
       const float* x = &ha[r * kRow];
@@ -189,7 +204,7 @@ int main(int argc, char** argv) {
     size_t calls = 0;
     char name[64];
     std::snprintf(name, sizeof name, "gemv f16 %lldx%lld", static_cast<long long>(wrows), static_cast<long long>(kRow));
-    ok &= measure(name, wbytes, iters, [&] { return matmul_t(xh, ws[calls++ % ws.size()]); }, [&](const Tensor& y) {
+    ok &= measure(name, tag("gemv_f16"), wbytes, iters, [&] { return matmul_t(xh, ws[calls++ % ws.size()]); }, [&](const Tensor& y) {
       const auto g = cast(y.cpu(), DType::F32).to_vector<float>();
       for (int64_t r : {int64_t{0}, wrows / 2, wrows - 1}) {
         double acc = 0, mag = 0;
@@ -209,7 +224,7 @@ int main(int argc, char** argv) {
     for (int c = 0; c < bench::copies_from_env(static_cast<double>(n) * 4); ++c)
       xs.push_back(c ? Tensor::from_vector(ha, {rows, kRow}, gpu) : a);
     size_t calls = 0;
-    ok &= measure("rowsum (rows of 4096)", static_cast<double>(n) * 4, iters, [&] { return sum(xs[calls++ % xs.size()], {1}); },
+    ok &= measure("rowsum (rows of 4096)", tag("rowsum"), static_cast<double>(n) * 4, iters, [&] { return sum(xs[calls++ % xs.size()], {1}); },
                   [&](const Tensor& y) {
       const auto g = y.cpu().to_vector<float>();
       for (int64_t r : sample_rows) {
@@ -226,7 +241,7 @@ int main(int argc, char** argv) {
     const Tensor one = Tensor::from_vector(std::vector<float>(1024, 1.0f), {1024}, gpu);
     Tensor x = zeros({1024}, DType::F32, gpu);
     int64_t calls = 0;
-    ok &= measure("tiny dependent add (1024 f32)", 3.0 * 1024 * 4, iters, [&] { ++calls; return x = add(x, one); },
+    ok &= measure("tiny dependent add (1024 f32)", "", 3.0 * 1024 * 4, iters, [&] { ++calls; return x = add(x, one); },
                   [&](const Tensor& y) {
       const auto g = y.cpu().to_vector<float>();
       return g[0] == static_cast<float>(calls) && g[1023] == static_cast<float>(calls);
@@ -251,9 +266,11 @@ int main(int argc, char** argv) {
         good &= got[j] == want;
       }
       if (!good) { std::printf("chain of %d adds FAILED verification\n", chain); ok = false; break; }
-      if (warm == 1)
+      if (warm == 1) {
         std::printf("chain of %d dependent adds (1024 f32) + download: %.2f us/op end to end (target <= 10)\n", chain,
                     1e6 * s / chain);
+        bench::emit(bench::Record("bandwidth", "chain " + std::to_string(chain) + " adds", "time_per_op", "us", 1e6 * s / chain));
+      }
     }
   }
   return ok ? 0 : 1;

@@ -4,7 +4,9 @@
 //
 //   bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] [--layout nn|nt|both]
 //                       [--shapes MxNxK,...] [--tiles T1,T2,...] [--gemv G1,G2,...]
-//                       [--gemv-vec V1,V2,...] [--sgmat S1,S2,...] [--ms 400]
+//                       [--gemv-vec V1,V2,...] [--sgmat S1,S2,...] [--ms 400] [--json FILE]
+// --json appends one record per variant timed (bench/bench_json.hpp): case "<dtype> <nn|nt>
+// <MxNxK>", "variant" the label (auto = the launcher's choice) and "kernel" what it ran.
 // --sweep runs every variant of --tiles (WGT_MATMUL_TILE syntax BMxBNxBKxTMxTN, f16 also with
 // f16 accumulation), --gemv (WGxKS, the scalar small-M kernel) and, for nt, --gemv-vec (WGxKS,
 // the 8-wide small-M kernel, with and without subgroup reductions, f16 also packed) besides
@@ -22,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_json.hpp"
 #include "runtime/settings.hpp"
 #include "webgpu/kernels/matmul.hpp"
 #include "wgt/wgt.hpp"
@@ -188,6 +191,7 @@ double verify(Problem& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   const Options opt = parse(argc, argv);
   std::string why;
   DeviceBackend* gpu = Runtime::get().webgpu_backend(0, &why);
@@ -271,6 +275,10 @@ int main(int argc, char** argv) {
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
             std::printf("%-5s %-3s %-16s %-56s %10.4f %9.2f %8.1f %6d %10.2e\n", dtype_name(dt), tb ? "nt" : "nn", shape,
                         name.c_str(), ms, flops / (ms * 1e-3) / 1e12, bytes / (ms * 1e-3) / 1e9, iters, err);
+            bench::emit(bench::Record("matmul", std::string(dtype_name(dt)) + (tb ? " nt " : " nn ") + shape, "rate",
+                                      "TFLOP/s", flops / (ms * 1e-3) / 1e12)
+                            .with("variant", v.label).with("kernel", webgpu::matmul_last_variant()).with("ms", ms)
+                            .with("iters", iters).with("max_err", err));
           } catch (const Error& e) {
             std::printf("%-5s %-3s %-16s %-56s skipped: %s\n", dtype_name(dt), tb ? "nt" : "nn", shape, name.c_str(),
                         e.what());

@@ -17,7 +17,9 @@
 // timed (one line each); the f32-x comparison, prefill and the dense reference are skipped, and
 // every variable a setting named is restored afterwards. WGT_BENCH_FORMATS="q6_k,q8_0" limits
 // the sweep to those formats.
-// Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512]
+// Usage: bench_webgpu_qmatvec [rows=14336] [cols=4096] [iters=50] [prefill_m=512] [--json FILE]
+//   (--json: records of bench/bench_json.hpp, case "<format> <rows>x<cols> decode" (wall us,
+//   GB/s) and "<format> <M>x<rows>x<cols> prefill" (TFLOP/s))
 //   (iters: the least number of timed calls; the run lasts at least WGT_BENCH_MS = 300 ms)
 //   (a small smoke run: bench_webgpu_qmatvec 256 512 2 32)
 // Streaming-matvec knobs to try on the GPU: WGT_QMATVEC_ROWS=1..8 (rows per warp),
@@ -35,6 +37,7 @@
 #include <random>
 #include <string>
 
+#include "bench_json.hpp"
 #include "bench_timing.hpp"
 #include "runtime/settings.hpp"
 #include "wgt/wgt.hpp"
@@ -134,6 +137,7 @@ void restore_env(const std::vector<std::pair<std::string, std::optional<std::str
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   const int64_t N = argc > 1 ? std::atoll(argv[1]) : 14336, K = argc > 2 ? std::atoll(argv[2]) : 4096;
   const int iters = argc > 3 ? std::atoi(argv[3]) : 50;
   const int64_t PM = argc > 4 ? std::atoll(argv[4]) : 512;
@@ -259,6 +263,16 @@ int main(int argc, char** argv) {
                 100.0 * (gpu_gbs > 0 ? gpu_gbs : gbs) / kPeakGBs, t_f32x.wall_s * 1e6,
                 bench::fmt(t_f32x.gpu_s, 1e6, 9, 1).c_str(), tp.wall_s * 1e3, bench::fmt(tp.gpu_s, 1e3, 10, 2).c_str(), tf,
                 bench::fmt(gpu_tf, 1, 8, 2).c_str(), dense_tflops > 0 ? tf / dense_tflops : 0.0);
+    const std::string shape = std::to_string(N) + "x" + std::to_string(K);
+    const std::string dcase = std::string(qtype_name(t)) + " " + shape + " decode";
+    bench::emit(bench::Record("qmatvec", dcase, "wall_time", "us", t1.wall_s * 1e6)
+                    .with("packed_mb", bytes / 1e6).with("host_us", t1.host_s * 1e6).with("f32x_wall_us", t_f32x.wall_s * 1e6));
+    bench::emit(bench::Record("qmatvec", dcase, "wall_bandwidth", "GB/s", gbs));
+    if (t1.batch_gpu_s > 0)
+      bench::emit(bench::Record("qmatvec", dcase, "batch_gpu_bandwidth", "GB/s", bytes / t1.batch_gpu_s / 1e9)
+                      .with("batch_gpu_us", t1.batch_gpu_s * 1e6));
+    bench::emit(bench::Record("qmatvec", std::string(qtype_name(t)) + " " + std::to_string(PM) + "x" + shape + " prefill",
+                              "rate", "TFLOP/s", tf).with("dense_f16_tflops", dense_tflops).with("wall_ms", tp.wall_s * 1e3));
     last = t1;
     std::fflush(stdout);  // results survive even if teardown at exit misbehaves
     unpin(qg.bytes());

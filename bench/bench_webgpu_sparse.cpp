@@ -8,6 +8,8 @@
 //                       [--schedule auto|thread|group|binned|merge] [--n 64] [--dump DIR]
 //                       [--no-vec4]  (B as columns 1..n of a [cols, n + 1] tensor: the
 //                                     scalar column lanes instead of vec4, for comparison)
+//                       [--json FILE]  (records of bench/bench_json.hpp: case "spmv <matrix>",
+//                                       "spmm n<N> <matrix>", time = the printed gpu column)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_json.hpp"
 #include "bench_timing.hpp"
 #include "sparse/generate.hpp"
 #include "wgt/sparse.hpp"
@@ -73,11 +76,19 @@ void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n,
               sparse_schedule_name(choose_schedule(a, n).schedule), t.wall_s * 1e6, s * 1e6,
               (csr_bytes + vec_bytes) / s / 1e9, 100.0 * (csr_bytes + vec_bytes) / s / kPeakBytesPerS,
               2.0 * a.nnz() * n / s / 1e9);
+  // The time the line prints first (batch GPU where measured, else wall), as torch_sparse.py's
+  // CUDA-event time compares with it.
+  const std::string c = std::string(what) + (n > 1 ? " n" + std::to_string(n) + " " : " ") + matrix;
+  bench::emit(bench::Record("sparse", c, "time", "us", s * 1e6)
+                  .with("wall_us", t.wall_s * 1e6).with("schedule", sparse_schedule_name(choose_schedule(a, n).schedule))
+                  .with("rows", static_cast<double>(a.rows())).with("nnz", static_cast<double>(a.nnz()))
+                  .with("gbs", (csr_bytes + vec_bytes) / s / 1e9));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!bench::json_from_args(argc, argv)) return 2;
   std::string only = "laplacian,uniform,rmat", sched = "auto", dump_dir;
   bool small = false, no_vec4 = false;
   int64_t n = 64;

@@ -3,13 +3,19 @@
 random weights, the same shapes as wgt's synthetic models. Prints llama-bench-style rows:
 ppN (one forward of N prompt tokens) and tgN (N greedy tokens by generate() after a prompt of
 `depth` tokens, prompt time subtracted), mean and std over repetitions after a warm-up.
-usage: torch_llm.py [shape ...]   (llama2-7b llama3-8b llama3.2-1b; default: all)"""
+usage: torch_llm.py [--json FILE] [shape ...]   (llama2-7b llama3-8b llama3.2-1b; default: all)
+--json appends records (bench/bench_records.py): bench "model", case "SHAPE fp16", metric ppN or
+"tgN @ dD" (as `wgt bench --json`), t/s mean and std."""
+import argparse
 import statistics
 import sys
 import time
 
 import torch
+from bench_records import Records, torch_engine
 from transformers import LlamaConfig, LlamaForCausalLM
+
+REC = Records(None, "")
 
 SHAPES = {  # the published hyper-parameters, as in src/model/synthetic.cpp
     "llama3.2-1b": dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
@@ -32,6 +38,7 @@ def sync_time(fn):
 def row(shape, test, xs):
     sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
     print(f"| torch fp16 {shape:<17} | {test:<12} | {statistics.mean(xs):10.2f} ± {sd:.2f} |", flush=True)
+    REC.emit("model", f"{shape} fp16", test, "t/s", statistics.mean(xs), std=sd, repetitions=len(xs))
 
 
 def bench(shape, n_prompt=512, n_gen=128, depth=512, reps=3):
@@ -63,11 +70,20 @@ def bench(shape, n_prompt=512, n_gen=128, depth=512, reps=3):
 
 
 def main():
+    global REC
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", help="append JSON-lines records (bench/bench_records.py) to this file")
+    ap.add_argument("shapes", nargs="*", help=" ".join(SHAPES) + " (default: all)")
+    args = ap.parse_args()
+    for s in args.shapes:
+        if s not in SHAPES:
+            ap.error(f"unknown shape {s!r}; known: {' '.join(SHAPES)}")
     if not torch.cuda.is_available():
         print("torch: CUDA unavailable")
         return 1
+    REC = Records(args.json, torch_engine(torch))
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", flush=True)
-    for s in sys.argv[1:] or list(SHAPES):
+    for s in args.shapes or list(SHAPES):
         bench(s)
     return 0
 

@@ -4,7 +4,8 @@ as written by `bench_webgpu_sparse --dump DIR` (same generators and seeds as the
 Prints the same columns as bench_webgpu_sparse: time per call (CUDA events, median of
 repeats), GB/s counted as CSR bytes + dense bytes, GFLOP/s.
 
-  python3 bench/torch_sparse.py DIR [--n 64] [--index int32|int64]
+  python3 bench/torch_sparse.py DIR [--n 64] [--index int32|int64] [--json FILE]
+--json appends records (bench/bench_records.py) named as bench_webgpu_sparse --json writes them.
 """
 import argparse
 import os
@@ -12,6 +13,7 @@ import statistics
 
 import numpy as np
 import torch
+from bench_records import Records, torch_engine
 
 PEAK = 4.17e12  # H200 HBM3e bytes/s
 
@@ -47,7 +49,9 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--index", default="int32", choices=["int32", "int64"])
+    ap.add_argument("--json", help="append JSON-lines records (bench/bench_records.py) to this file")
     args = ap.parse_args()
+    rec = Records(args.json, torch_engine(torch) + " cusparse")
     itype = torch.int32 if args.index == "int32" else torch.int64
     dev = torch.device("cuda")
     for name in ("laplacian", "uniform", "rmat"):
@@ -67,6 +71,8 @@ def main():
             byts = csr_bytes + 4 * n * (rows + cols)
             print(f"torch {what:5s} {name:10s} rows {rows:9d} nnz {nnz:10d} n {n:3d}  {s * 1e6:9.1f} us  "
                   f"{byts / s / 1e9:7.1f} GB/s ({100 * byts / s / PEAK:.0f}% of peak)  {2 * nnz * n / s / 1e9:7.1f} GFLOP/s")
+            case = f"{what} {name}" if n == 1 else f"{what} n{n} {name}"
+            rec.emit("sparse", case, "time", "us", s * 1e6, rows=rows, nnz=nnz, gbs=byts / s / 1e9, index=args.index)
 
 
 if __name__ == "__main__":

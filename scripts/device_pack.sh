@@ -24,6 +24,9 @@ for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1d
   [ -n "$p" ] && cp -L "$p" "$stage/lib/$lib"
 done
 mkdir -p .devcarry
+# The revision the binaries were built from (the device copy has no .git): bench_suite.sh stamps it.
+{ git rev-parse --short=12 HEAD; [ -n "$(git status --porcelain --untracked-files=no)" ] && echo " (uncommitted changes)"; } 2>/dev/null \
+  | tr -d '\n' > .devcarry/revision || true
 tar -C "$stage" -cJf .devcarry/payload.tar.xz bin lib $( [ -d "$stage/dawn-debian" ] && echo dawn-debian)
 rm -rf "$stage"
 ls -la .devcarry/

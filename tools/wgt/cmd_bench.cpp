@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "bench_json.hpp"
 #include "commands.hpp"
 #include "model_cli.hpp"
 #include "wgt/profile.hpp"
@@ -33,7 +34,11 @@ const char* kBenchHelp =
     "  -r, --repetitions N   timed runs of each test (default 3)\n"
     "      --device D        auto (default), cpu, webgpu, webgpu:N\n"
     "  -c, --ctx N           context length (default: enough for the tests)\n"
-    "      --cache-type T    KV cache element type: f32 (default) or f16 (half the cache traffic)\n";
+    "      --cache-type T    KV cache element type: f32 (default) or f16 (half the cache traffic)\n"
+    "      --synthetic-cache DIR  keep the synthetic model in DIR (wgt-synthetic-SHAPE-TYPE.gguf) and reuse it\n"
+    "                        when it is already there, instead of writing a temporary file each run\n"
+    "      --json FILE       also append one JSON record per test to FILE (bench/bench_json.hpp: bench \"model\",\n"
+    "                        case \"SHAPE TYPE\" or the file name, metric ppN / tgN @ dD, t/s mean and std)\n";
 
 struct Summary {
   double mean = 0, std = 0;
@@ -64,22 +69,44 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const int64_t n_gen = a.integer("n-gen", "n", 128, 0, 1 << 20);
   const int64_t depth = a.integer("depth", "d", 0, 0, 1 << 20);
   const int64_t reps = a.integer("repetitions", "r", 3, 1, 1000);
+  const std::string cache_dir = a.str("synthetic-cache", nullptr, "");
+  const std::string json_file = a.str("json", nullptr, "");
   a.finish();
+  if (!cache_dir.empty() && shape.empty()) throw UsageError("--synthetic-cache needs --synthetic SHAPE");
+  if (!json_file.empty()) bench::json_to(json_file);
   if (shape.empty() == ma.path.empty()) throw UsageError("give exactly one of -m FILE and --synthetic SHAPE");
   const Device dev = resolve_device(ma.device);
 
   std::string path = ma.path;
   bool remove_after = false;
+  double write_s = 0;
   if (!shape.empty()) {
     const SyntheticShape& s = synthetic_shape(shape);
-    path = (std::filesystem::temp_directory_path() / ("wgt-bench-" + shape + "-" + type + "-" + std::to_string(::getpid()) + ".gguf")).string();
-    const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t bytes = write_synthetic_model(path, s, type, 1, [&](const std::string& msg) {
-      if (!ma.quiet) std::fprintf(stderr, "wgt bench: %s\n", msg.c_str());
-    });
-    remove_after = true;
-    std::fprintf(stderr, "wgt bench: synthetic %s %s: %s written in %.1f s\n", shape.c_str(), type.c_str(),
-                 human_bytes(bytes).c_str(), seconds_since(t0));
+    const std::string tmp_name = "wgt-bench-" + shape + "-" + type + "-" + std::to_string(::getpid()) + ".gguf";
+    // With --synthetic-cache the file is written under a temporary name and renamed when
+    // complete, so an interrupted run never leaves a truncated model to be reused.
+    const std::filesystem::path kept =
+        cache_dir.empty() ? std::filesystem::path() : std::filesystem::path(cache_dir) / ("wgt-synthetic-" + shape + "-" + type + ".gguf");
+    path = (cache_dir.empty() ? std::filesystem::temp_directory_path() / tmp_name : std::filesystem::path(cache_dir) / tmp_name).string();
+    if (!kept.empty() && std::filesystem::exists(kept)) {
+      path = kept.string();
+      std::fprintf(stderr, "wgt bench: synthetic %s %s: reusing %s\n", shape.c_str(), type.c_str(), path.c_str());
+    } else {
+      if (!kept.empty()) std::filesystem::create_directories(cache_dir);
+      const auto t0 = std::chrono::steady_clock::now();
+      const uint64_t bytes = write_synthetic_model(path, s, type, 1, [&](const std::string& msg) {
+        if (!ma.quiet) std::fprintf(stderr, "wgt bench: %s\n", msg.c_str());
+      });
+      write_s = seconds_since(t0);
+      std::fprintf(stderr, "wgt bench: synthetic %s %s: %s written in %.1f s\n", shape.c_str(), type.c_str(),
+                   human_bytes(bytes).c_str(), write_s);
+      if (!kept.empty()) {
+        std::filesystem::rename(path, kept);
+        path = kept.string();
+      } else {
+        remove_after = true;
+      }
+    }
   }
   const int64_t need_ctx = std::max(n_prompt, depth + n_gen);
   LoadedModel lm;
@@ -138,6 +165,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("| %-28s | %10s | %8s | %-9s | %-12s | %20s |\n", model_col, human_bytes(m.weight_bytes()).c_str(), params_s,
                 dev.str().c_str(), test.c_str(), tps_s);
     std::fflush(stdout);
+    bench::emit(bench::Record("model", shape.empty() ? std::filesystem::path(path).filename().string() : shape + " " + type,
+                              test, "t/s", s.mean)
+                    .sd(s.std).on(dev.is_webgpu() ? bench::engine_label() : "cpu").with("device", dev.str())
+                    .with("repetitions", static_cast<double>(tps.size())).with("weight_bytes", static_cast<double>(m.weight_bytes()))
+                    .with("load_s", lm.load_seconds).with("write_s", write_s));
   };
   double ttft = 0;
   if (n_prompt > 0) {
