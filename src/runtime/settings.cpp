@@ -149,6 +149,10 @@ const std::vector<SettingInfo>& table() {
       {"WGT_ATTN_DECODE_CHUNK", K::Count, "a whole number of keys from 1 to 1073741823", "by shape",
        "keys per workgroup of the subgroup decode kernel", 1, (uint64_t{1} << 30) - 1, false, {},
        num<&S::attn_decode_chunk>},
+      {"WGT_QMATMUL_SGMAT", K::Dims, "BMxBNxBKxFMxFN (e.g. 128x256x16x4x4) or off", "by shape and device",
+       "quantized matmul with M > 4 rows (prompt processing) on subgroup matrices (x rounded to f16 per row, W "
+       "decoded to f16): workgroup tile and fragments per subgroup, or `off` for the f32 tiled kernel",
+       5, 5, false, {"off"}, dims<&S::qmatmul_sgmat>},
       {"WGT_QMATVEC_SUBGROUPS", K::Choice, "on or off", "on", "`off` forces the workgroup-reduction quantized matvec", 0,
        0, false, {"on", "off"}, on_off<&S::qmatvec_subgroups>},
       {"WGT_QMATVEC_KERNEL", K::Choice, "i8x2, i8 or stream", "i8x2",

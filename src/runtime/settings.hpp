@@ -117,6 +117,7 @@ struct Settings {
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;
+  Setting<std::optional<DimsSetting>> qmatmul_sgmat;
   Setting<const char*> qmatvec_kernel = nullptr;  // one of WGT_QMATVEC_KERNEL's choices; null = default
   Setting<std::optional<uint32_t>> qmatvec_rows, qmatvec_unroll, qmatvec_warps, qmatvec_ksplit, qmatvec_wave;
 };

@@ -29,6 +29,24 @@ inline Adapter big_gpu() {
   a.l.subgroup_min_size = a.l.subgroup_max_size = 32;
   return a;
 }
+// The H200 under Debian's Dawn: f16 subgroup matrices (and the integer ones, which the plans
+// ignore).
+inline Adapter tensor_core_gpu() {
+  Adapter a = big_gpu();
+  a.f.subgroup_matrix = true;
+  a.f.subgroup_matrix_configs = {{6, 4, 16, 16, 32}, {2, 1, 16, 8, 16}, {2, 1, 16, 16, 16}, {2, 2, 16, 8, 8}};
+  return a;
+}
+// sid's Mesa 26 lavapipe: subgroups of 8, 32 KiB of workgroup memory, only 8x8x8 matrices
+// (f16 -> f16, f16 -> f32, u8 -> u32, i8 -> i32).
+inline Adapter lavapipe_sid() {
+  Adapter a = big_gpu();
+  a.l.subgroup_min_size = a.l.subgroup_max_size = 8;
+  a.l.max_compute_workgroup_storage_size = 32768;
+  a.f.subgroup_matrix = true;
+  a.f.subgroup_matrix_configs = {{2, 2, 8, 8, 8}, {2, 1, 8, 8, 8}, {5, 3, 8, 8, 8}, {6, 4, 8, 8, 8}};
+  return a;
+}
 // WebGPU's defaults: no optional feature, 16 KiB of workgroup memory, 256 invocations.
 inline Adapter webgpu_defaults() {
   Adapter a;

@@ -20,6 +20,8 @@ namespace {
 
 using test::Adapter;
 using test::big_gpu;
+using test::lavapipe_sid;
+using test::tensor_core_gpu;
 using test::webgpu_defaults;
 
 OpCall matmul_call(const Tensor& a, const Tensor& b, bool transpose_b, DType out_dt = DType::F32) {
@@ -293,6 +295,52 @@ TEST(QMatmulPlan, KernelByMFormatAndFeatures) {
   EXPECT_EQ(qplan_ok(webgpu_defaults(), qcall(QType::Q4_K, 5, 64, 256)).shader.tile_t, 4);
 }
 
+// M > 4 on an adapter with f16 subgroup matrices: the prefill on them (q_matmul_sgmat), with
+// the f16 kernel's default tiles (B = W's rows, K-contiguous); the tiled kernel without them
+// or when the tuning turns it off.
+TEST(QMatmulPlan, PrefillOnSubgroupMatrices) {
+  const Adapter tc = tensor_core_gpu();
+  // Enough 128x256 tiles to fill the GPU (256 without a known multiprocessor count).
+  QMatmulPlan p = qplan_ok(tc, qcall(QType::Q4_0, 1024, 8192, 256));
+  EXPECT_STREQ(p.kernel_name(), "sgmat");
+  const QMatmulShader& s = p.shader;
+  EXPECT_EQ(std::vector<int>({s.bm, s.bn, s.bk, s.fm, s.fn, s.sm, s.sn, s.sk, s.sgs, s.vec_out}),
+            std::vector<int>({128, 256, 16, 4, 4, 16, 16, 16, 32, 1}));
+  expect_variant_expands(p.variant(), "q4_0 sgmat 128x256");
+  // A forced tile (WGT_QMATMUL_SGMAT), and one the kernel cannot decode whole octets into.
+  QMatvecTuning forced;
+  forced.prefill_tile = {128, 128, 32, 4, 2};
+  p = qplan_ok(tc, qcall(QType::Q4_0, 1024, 8192, 256), forced);
+  EXPECT_EQ(std::vector<int>({p.shader.bm, p.shader.bn, p.shader.bk, p.shader.fm, p.shader.fn}),
+            std::vector<int>({128, 128, 32, 4, 2}));
+  forced.prefill_tile = {64, 64, 4, 2, 2};
+  try {
+    (void)plan_qmatmul(tc.caps(), forced, qcall(QType::Q4_0, 64, 64, 256));
+    ADD_FAILURE() << "a BK of 4 must be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+  }
+  // Few tiles: 64x64; odd N: scalar stores.
+  p = qplan_ok(tc, qcall(QType::Q6_K, 17, 37, 256));
+  EXPECT_STREQ(p.kernel_name(), "sgmat");
+  EXPECT_EQ(std::vector<int>({p.shader.bm, p.shader.bn, p.shader.bk, p.shader.vec_out}), std::vector<int>({64, 64, 32, 0}));
+  expect_variant_expands(p.variant(), "q6_k sgmat 64x64");
+  // Formats are separate pipelines.
+  EXPECT_NE(qplan_ok(tc, qcall(QType::Q8_0, 17, 36, 256)).key().w, qplan_ok(tc, qcall(QType::Q4_K, 17, 36, 256)).key().w);
+  // sid's lavapipe: 8x8x8 fragments, 4x4 per subgroup of 8.
+  p = qplan_ok(lavapipe_sid(), qcall(QType::Q4_K, 40, 64, 512));
+  EXPECT_STREQ(p.kernel_name(), "sgmat");
+  EXPECT_EQ(std::vector<int>({p.shader.bm, p.shader.fm, p.shader.fn, p.shader.sm, p.shader.sgs}),
+            std::vector<int>({64, 4, 4, 8, 8}));
+  expect_variant_expands(p.variant(), "q4_k sgmat 8x8x8");
+  // The matvec below M = 5, the tiled kernel without matrices or with the switch off.
+  EXPECT_STREQ(qplan_ok(tc, qcall(QType::Q4_0, 4, 64, 256)).kernel_name(), "i8x2");
+  EXPECT_STREQ(qplan_ok(big_gpu(), qcall(QType::Q4_0, 64, 64, 256)).kernel_name(), "tiled");
+  QMatvecTuning off;
+  off.prefill_sgmat = false;
+  EXPECT_STREQ(qplan_ok(tc, qcall(QType::Q4_0, 64, 64, 256), off).kernel_name(), "tiled");
+}
+
 TEST(QMatmulPlan, FusionsAndRoutes) {
   const Adapter ad = big_gpu();
   for (int64_t M : {1, 6}) {
@@ -426,16 +474,6 @@ TEST(QMatmulPlan, EveryKernelVariantPreprocesses) {
   EXPECT_GT(plans, 30);
 }
 
-namespace {
-// The H200 under Debian's Dawn: f16 subgroup matrices (and the integer ones, ignored here).
-Adapter tensor_core_gpu() {
-  Adapter a = big_gpu();
-  a.f.subgroup_matrix = true;
-  a.f.subgroup_matrix_configs = {{6, 4, 16, 16, 32}, {2, 1, 16, 8, 16}, {2, 1, 16, 16, 16}, {2, 2, 16, 8, 8}};
-  return a;
-}
-}  // namespace
-
 TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
   const Adapter ad = tensor_core_gpu();
   ASSERT_TRUE(sgmat_shape(ad.caps()).has_value());
@@ -476,14 +514,8 @@ TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
   EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4");
 }
 
-// sid's Mesa 26 lavapipe: subgroups of 8, 32 KiB of workgroup memory, only 8x8x8 matrices
-// (f16 -> f16, f16 -> f32, u8 -> u32, i8 -> i32).
 TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
-  Adapter lvp = big_gpu();
-  lvp.l.subgroup_min_size = lvp.l.subgroup_max_size = 8;
-  lvp.l.max_compute_workgroup_storage_size = 32768;
-  lvp.f.subgroup_matrix = true;
-  lvp.f.subgroup_matrix_configs = {{2, 2, 8, 8, 8}, {2, 1, 8, 8, 8}, {5, 3, 8, 8, 8}, {6, 4, 8, 8, 8}};
+  Adapter lvp = lavapipe_sid();
   const std::optional<SgMatShape> sh = sgmat_shape(lvp.caps());
   ASSERT_TRUE(sh.has_value());
   EXPECT_EQ(sh->m * 100 + sh->n * 10 + sh->k, 888u);

@@ -92,11 +92,15 @@ class QuantWebGPU : public wgt::testing::WebGpuTest {
     // like every op, so it is raised past any host call here.
     p.min_gpu_work = std::numeric_limits<double>::infinity();
     Runtime::get().set_policy(p);
-    // The f32-x streaming matvec unless a test picks another kernel: it matches the CPU to f32
-    // rounding. The default (i8x2, x rounded to 8 bits) is checked under its own bound
-    // (I8MatvecWithinXRoundingBound).
+    // The f32-x streaming matvec and the f32 tiled prefill unless a test picks other kernels:
+    // they match the CPU to f32 rounding. The defaults (i8x2, x rounded to 8 bits; prefill on
+    // subgroup matrices, f16 operands) are checked under their own bounds
+    // (I8MatvecWithinXRoundingBound, test_quant_prefill.cpp).
     g_tuning = webgpu::KernelTuning{};
-    tune([](webgpu::QMatvecTuning& q) { q.kernel = webgpu::QMatvecKernel::Stream; });
+    tune([](webgpu::QMatvecTuning& q) {
+      q.kernel = webgpu::QMatvecKernel::Stream;
+      q.prefill_sgmat = false;
+    });
   }
   void TearDown() override {
     webgpu::set_kernel_tuning_override(std::nullopt);

@@ -3,16 +3,21 @@
 // for a prefill (tiled quantized matmul) and the decode steps after it (matvec kernels).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "settings_env.hpp"
+#include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu/plans/tuning.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
+namespace webgpu {
+QMatmulPlan last_qprefill_plan_for_testing();  // src/webgpu/kernels/quant.cpp
+}
 namespace {
 
 const Device kGpu = Device::webgpu(0);
@@ -52,6 +57,10 @@ class QuantBlock : public wgt::testing::WebGpuTest {
     return c;
   }
   static constexpr double kI8BlockTol = 3e-2;
+  // The prefill on subgroup matrices rounds x and the decoded weights to f16 (u = 2^-11
+  // relative each) in every quantized projection, and the decode steps after it read the K/V
+  // it cached: measured 1.1e-3 after the block's chain of projections on sid's lavapipe.
+  static constexpr double kF16PrefillBlockTol = 5e-3;
   void check_device_matches_cpu(double decode_tol);
   // Every format once, plus one dense projection (w_up).
   static BlockWeights mixed_weights(uint64_t seed) {
@@ -121,10 +130,12 @@ void QuantBlock::check_device_matches_cpu(double decode_tol) {
   const Tensor xg = x.to(kGpu);
   const Tensor pre = blk.forward(xg.slice(0, 0, seq).contiguous(), gc, 0);
   ASSERT_TRUE(pre.device() == kGpu);
-  EXPECT_LE(rel_err(pre, want[0]), 2e-4) << "prefill";
+  const bool f16_prefill = webgpu::last_qprefill_plan_for_testing().shader.kernel == webgpu::QMatmulKernel::SgMat;
+  EXPECT_LE(rel_err(pre, want[0]), f16_prefill ? kF16PrefillBlockTol : 2e-4) << "prefill";
   for (int64_t t = 0; t < steps; ++t) {
     const Tensor y = blk.forward(xg.slice(0, seq + t, seq + t + 1).contiguous(), gc, seq + t);
-    EXPECT_LE(rel_err(y, want[t + 1]), decode_tol) << "decode step " << t;
+    EXPECT_LE(rel_err(y, want[t + 1]), f16_prefill ? std::max(decode_tol, kF16PrefillBlockTol) : decode_tol)
+        << "decode step " << t;
   }
   // 6 quantized projections per forward, all on the device, none on the CPU: q, k, v and gate
   // as qmatmul_t, wo and down with their residual as addqmm_t.

@@ -1,12 +1,14 @@
 // Launchers of the quantized kernels on WebGPU, every GGUF format (Q8_0, Q4_0, Q4_1, Q4_K,
 // Q5_K, Q6_K): y = x W^T (OpKind::QMatMul) encodes the plan of src/webgpu/plans/qmatmul_plan.cpp
-// (the streaming matvec q_mv_stream[_sg] for small M, q_matmul_tiled for prefill),
+// (the streaming matvec q_mv_stream[_sg] for small M; for prefill q_x_f16 + q_matmul_sgmat on
+// subgroup matrices, else q_matmul_tiled),
 // dequantize (OpKind::QDequantize; q_dequant) and the embedding lookup (OpKind::QGetRows;
 // q_get_rows). Weights stay packed in their device buffers; the block constants are injected
 // from src/quant/blocks.hpp (QCONST define), never retyped, and the format's shader parts are
 // picked by the plan's defines.
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "quant/blocks.hpp"
 #include "webgpu/context.hpp"
@@ -25,8 +27,21 @@ struct QParams {
 };
 static_assert(sizeof(QParams) == 32, "QParams must match the WGSL Params layout");
 
-// The plan of this thread's latest M <= 4 launch (test hooks below).
+// Mirrors `struct Params` of shaders/q_matmul_sgmat.wgsl.
+struct QSgParams {
+  uint32_t m, n, k, batch_base, a_ms, row_bytes, o_rs, pad;
+};
+static_assert(sizeof(QSgParams) == 32, "QSgParams must match the WGSL Params layout");
+
+// Mirrors `struct Params` of shaders/q_x_f16.wgsl.
+struct QXF16Params {
+  uint32_t m, k4, x_off4, pad;
+};
+static_assert(sizeof(QXF16Params) == 16, "QXF16Params must match the WGSL Params layout");
+
+// The plan of this thread's latest M <= 4 launch, and of its latest M > 4 one (test hooks below).
 thread_local QMatmulPlan g_last_matvec;
+thread_local QMatmulPlan g_last_prefill;
 
 // Mirrors `struct Params` of shaders/q_dequant.wgsl.
 struct QDeqParams {
@@ -110,6 +125,35 @@ void launch_qmatmul(Context& ctx, OpCall& c) {
   encode_qmatmul(ctx, c, planned.plan);
 }
 
+// The prefill on subgroup matrices: x rounded to f16 with a power-of-two scale per row
+// (q_x_f16, into scratch), then the tiled product that decodes W as it stages it
+// (q_matmul_sgmat) and undoes the row scales as it stores y.
+void encode_sgmat_prefill(Context& ctx, const QMatmulPlan& plan, const Tensor& x, const Tensor& w, const Tensor& y,
+                          const QParams& q) {
+  const QMatmulShader& s = plan.shader;
+  const Tensor xh = ctx.scratch({int64_t{q.m}, int64_t{q.k}}, DType::F16);
+  const Tensor rs = ctx.scratch({int64_t{q.m}}, DType::F32);
+  QXF16Params xp{q.m, q.k / 4, static_cast<uint32_t>(x.offset() / 4), 0};
+  Dispatch pre;
+  static const char pre_family = 0;
+  pre.pipeline = ctx.pipeline(make_key(&pre_family, uint8_t{0}), [] { return ShaderVariant{"q_x_f16", {}}; });
+  pre.args = {ctx.arg(x, true), ctx.arg(xh, false), ctx.arg(rs, false)};
+  pre.params = &xp;
+  pre.params_size = sizeof xp;
+  std::tie(pre.groups_x, pre.groups_y) = ctx.grid(q.m);  // one workgroup per row
+  ctx.dispatch(pre);
+
+  QSgParams p{q.m, q.n, q.k, 0, q.k, q.row_bytes, q.n, 0};
+  Dispatch d;
+  d.pipeline = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+  d.args = {ctx.arg(xh, true), ctx.arg(w, true), ctx.arg(y, false), ctx.arg(rs, true)};
+  d.params = &p;
+  d.params_size = sizeof p;
+  d.groups_x = (q.n + s.bn - 1) / s.bn;
+  d.groups_y = (q.m + s.bm - 1) / s.bm;
+  ctx.dispatch(d);
+}
+
 void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
   const QMatmulShader& s = plan.shader;
   switch (plan.route) {
@@ -148,7 +192,12 @@ void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
   d.params = &p;
   d.params_size = sizeof p;
   d.pipeline = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+  if (s.kernel == QMatmulKernel::SgMat) {
+    g_last_prefill = plan;
+    return encode_sgmat_prefill(ctx, plan, x, w, y, p);
+  }
   if (s.kernel == QMatmulKernel::Tiled) {
+    g_last_prefill = plan;
     const uint32_t tile = 16u * s.tile_t;
     d.groups_x = (p.n + tile - 1) / tile;
     d.groups_y = (p.m + tile - 1) / tile;
@@ -214,6 +263,8 @@ void encode_qget_rows(Context& ctx, OpCall& c, const QDecodePlan& plan) {
 // Test hook: the plan of this thread's last M <= 4 qmatmul_t launch (a default plan before
 // any), to check on the device what ran. Not declared in a header: the tests declare it.
 QMatmulPlan last_qmatvec_plan_for_testing() { return g_last_matvec; }
+// The same for M > 4 (the tiled or subgroup-matrix prefill).
+QMatmulPlan last_qprefill_plan_for_testing() { return g_last_prefill; }
 
 void register_quant_kernels(KernelRegistry& r) {
   r.add_planned<QDecodePlan, plan_qdecode, encode_qget_rows>(OpKind::QGetRows);

@@ -149,14 +149,13 @@ bool choose_gemv_vec(const Limits& l, const MatmulTuning& tu, uint32_t* wg, uint
   return true;
 }
 
-// ---- the subgroup-matrix kernel (shaders/matmul_sgmat.wgsl) ----
+}  // namespace
 
-struct SgTile {
-  uint32_t bm, bn, bk, fm, fn;
-};
+// ---- the subgroup-matrix kernel (shaders/matmul_sgmat.wgsl) ----
 
 uint32_t sgmat_subgroups(const SgTile& t, const SgMatShape& sh) { return (t.bm / (t.fm * sh.m)) * (t.bn / (t.fn * sh.n)); }
 
+namespace {
 // Workgroup bytes: two staged A and B chunks (rows padded by 8 halves) and one f32 result
 // fragment per subgroup.
 uint32_t sgmat_smem_bytes(const SgTile& t, const SgMatShape& sh, bool b_kfast) {
@@ -164,8 +163,8 @@ uint32_t sgmat_smem_bytes(const SgTile& t, const SgMatShape& sh, bool b_kfast) {
   const uint32_t b = 2 * (b_kfast ? t.bn * (t.bk + 8) : t.bk * (t.bn + 8)) * 2;
   return a + b + sgmat_subgroups(t, sh) * sh.m * sh.n * 4;
 }
+}  // namespace
 
-// Empty when `t` runs on this device, else the reason.
 std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, bool b_kfast) {
   if ((t.fm != 2 && t.fm != 4) || (t.fn != 2 && t.fn != 4)) return "FM and FN must each be 2 or 4";
   if (t.bm % (t.fm * sh.m) || t.bn % (t.fn * sh.n))
@@ -189,6 +188,20 @@ std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShap
 // K-contiguous B 128x256x16 (8 subgroups of 64x64), the fastest of the H200 sweeps
 // (BENCHMARKS.md); else 64x64 (4 subgroups of 32x32); nullopt when neither default fits the
 // device (the tiled kernel runs instead).
+std::optional<SgTile> sgmat_default_tile(const Limits& l, const SgMatShape& sh, bool b_kfast, uint64_t M, uint64_t N,
+                                         uint64_t batch) {
+  const SgTile big = b_kfast ? SgTile{128, 256, 16, 64 / sh.m, 64 / sh.n} : SgTile{128, 128, 32, 64 / sh.m, 32 / sh.n};
+  const SgTile mid{64, 64, 32, 32 / sh.m, 32 / sh.n};
+  const uint64_t fill = l.compute_units ? 2ull * l.compute_units : 256;
+  const uint64_t big_tiles = uint64_t{ceil_div(M, big.bm)} * ceil_div(N, big.bn) * batch;
+  if (big_tiles >= fill && sgmat_tile_problem(l, big, sh, b_kfast).empty()) return big;
+  if (sgmat_tile_problem(l, mid, sh, b_kfast).empty()) return mid;
+  return std::nullopt;
+}
+
+namespace {
+
+// The tile forced by the tuning (checked against the device), else the default.
 std::optional<SgTile> choose_sgmat_tile(const Limits& l, const MatmulTuning& tu, const SgMatShape& sh, bool b_kfast, uint64_t M,
                          uint64_t N, uint64_t batch) {
   if (tu.sgmat) {
@@ -198,13 +211,7 @@ std::optional<SgTile> choose_sgmat_tile(const Limits& l, const MatmulTuning& tu,
       throw_error(ErrorKind::InvalidArgument, "matmul", "WGT_MATMUL_SGMAT=" + dims_text(f.data(), 5) + ": " + why);
     return t;
   }
-  const SgTile big = b_kfast ? SgTile{128, 256, 16, 64 / sh.m, 64 / sh.n} : SgTile{128, 128, 32, 64 / sh.m, 32 / sh.n};
-  const SgTile mid{64, 64, 32, 32 / sh.m, 32 / sh.n};
-  const uint64_t fill = l.compute_units ? 2ull * l.compute_units : 256;
-  const uint64_t big_tiles = uint64_t{ceil_div(M, big.bm)} * ceil_div(N, big.bn) * batch;
-  if (big_tiles >= fill && sgmat_tile_problem(l, big, sh, b_kfast).empty()) return big;
-  if (sgmat_tile_problem(l, mid, sh, b_kfast).empty()) return mid;
-  return std::nullopt;
+  return sgmat_default_tile(l, sh, b_kfast, M, N, batch);
 }
 
 // The subgroup-matrix shape when the sgmat kernel can run this product: native f16 operands

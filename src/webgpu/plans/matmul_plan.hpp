@@ -70,6 +70,20 @@ struct SgMatShape {
 };
 std::optional<SgMatShape> sgmat_shape(const Caps& caps);
 
+// A workgroup tile of the subgroup-matrix kernels (matmul_sgmat.wgsl, q_matmul_sgmat.wgsl):
+// BM x BN outputs, K chunks of BK, FM x FN fragments per subgroup.
+struct SgTile {
+  uint32_t bm, bn, bk, fm, fn;
+};
+uint32_t sgmat_subgroups(const SgTile& t, const SgMatShape& sh);
+// Empty when `t` runs on this device with B staged K-contiguous (b_kfast) or N-contiguous,
+// else the reason.
+std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, bool b_kfast);
+// The default tile of an M x N product over `batch` matrices, or nullopt when none fits the
+// device.
+std::optional<SgTile> sgmat_default_tile(const Limits& l, const SgMatShape& sh, bool b_kfast, uint64_t M, uint64_t N,
+                                         uint64_t batch);
+
 // The plan of `call`, or why WebGPU's matmul family cannot run it. Throws InvalidArgument for a
 // tuning value the device cannot honour (a tile over its limits, native f16 without it).
 Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tuning, const OpCall& call);

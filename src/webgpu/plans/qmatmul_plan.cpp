@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "quant/blocks.hpp"
+#include "webgpu/plans/matmul_plan.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt::webgpu {
@@ -161,6 +162,54 @@ uint32_t i8_chunk(const Limits& l, uint32_t rows, uint32_t warps, bool norm, boo
               "the i8 matvec's staging does not fit the workgroup memory; use fewer WGT_QMATVEC_ROWS / WARPS");
 }
 
+// Rows of W (N) from the packed size; check_qmatmul has validated it.
+int64_t weight_rows(const OpCall& c) {
+  const QTypeInfo& info = qtype_info(static_cast<QType>(c.attrs.qtype));
+  return c.inputs[1].numel() / (sz(c.inputs[0], 1) / info.block_elems * info.block_bytes);
+}
+
+// The subgroup-matrix prefill's tile (B staged K-contiguous: W's rows) where the adapter has
+// f16 subgroup matrices and a default tile fits it; each invocation decodes whole octets of
+// W, so the chunk's BN * BK / 8 octets must split evenly over the invocations.
+std::string octet_problem(const SgTile& t, const SgMatShape& sh) {
+  if (t.bk % 8) return "BK must be a multiple of 8";
+  if ((t.bn * t.bk / 8) % (sgmat_subgroups(t, sh) * sh.subgroup)) return "BN*BK/8 must be a multiple of the invocation count";
+  return {};
+}
+std::optional<SgTile> prefill_sgmat_tile(const Caps& caps, const QMatvecTuning& tu, const OpCall& c) {
+  const std::optional<SgMatShape> sh = sgmat_shape(caps);
+  if (!sh) return std::nullopt;
+  if (tu.prefill_tile) {
+    const auto& f = *tu.prefill_tile;
+    const SgTile t{f[0], f[1], f[2], f[3], f[4]};
+    std::string why = sgmat_tile_problem(caps.limits, t, *sh, true);
+    if (why.empty()) why = octet_problem(t, *sh);
+    if (!why.empty())
+      throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
+                  "WGT_QMATMUL_SGMAT=" + std::to_string(f[0]) + "x" + std::to_string(f[1]) + "x" + std::to_string(f[2]) +
+                      "x" + std::to_string(f[3]) + "x" + std::to_string(f[4]) + ": " + why);
+    return t;
+  }
+  const uint64_t M = static_cast<uint64_t>(sz(c.inputs[0], 0)), N = static_cast<uint64_t>(weight_rows(c));
+  std::optional<SgTile> t = sgmat_default_tile(caps.limits, *sh, true, M, N, 1);
+  if (!t || !octet_problem(*t, *sh).empty()) return std::nullopt;
+  return t;
+}
+
+void set_sgmat(QMatmulShader& s, const SgTile& t, const SgMatShape& sh, const OpCall& c) {
+  s.kernel = QMatmulKernel::SgMat;
+  s.bm = static_cast<uint16_t>(t.bm);
+  s.bn = static_cast<uint16_t>(t.bn);
+  s.bk = static_cast<uint8_t>(t.bk);
+  s.fm = static_cast<uint8_t>(t.fm);
+  s.fn = static_cast<uint8_t>(t.fn);
+  s.sm = static_cast<uint8_t>(sh.m);
+  s.sn = static_cast<uint8_t>(sh.n);
+  s.sk = static_cast<uint8_t>(sh.k);
+  s.sgs = static_cast<uint8_t>(sh.subgroup);
+  s.vec_out = weight_rows(c) % 4 == 0;
+}
+
 }  // namespace
 
 const char* qdecode_part(QType t) { return parts_for(t).decode; }
@@ -190,8 +239,12 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
   // is a multiple of 4 elements (a row of a larger tensor) in place.
   p.compact_x = !(x.is_contiguous() && (x.offset() == 0 || (matvec && x.offset() % 4 == 0)));
   if (!matvec) {
-    s.kernel = QMatmulKernel::Tiled;
-    s.tile_t = tiled_t(l);
+    if (std::optional<SgTile> tile = tu.prefill_sgmat ? prefill_sgmat_tile(caps, tu, c) : std::nullopt)
+      set_sgmat(s, *tile, *sgmat_shape(caps), c);
+    else {
+      s.kernel = QMatmulKernel::Tiled;
+      s.tile_t = tiled_t(l);
+    }
     return r;
   }
   s.norm = c.attrs.prologue == OpAttrs::Prologue::RmsNorm;
@@ -243,6 +296,7 @@ const char* QMatmulPlan::kernel_name() const {
     case QMatmulKernel::Tiled: return "tiled";
     case QMatmulKernel::Stream: return "stream";
     case QMatmulKernel::I8: return shader.x2 ? "i8x2" : "i8";
+    case QMatmulKernel::SgMat: return "sgmat";
   }
   return "?";
 }
@@ -255,6 +309,13 @@ ShaderVariant QMatmulPlan::variant() const {
   if (s.kernel == QMatmulKernel::Tiled)
     return ShaderVariant{"q_matmul_tiled",
                          {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", parts.decode}, {"T", std::to_string(s.tile_t)}}};
+  if (s.kernel == QMatmulKernel::SgMat)
+    return ShaderVariant{"q_matmul_sgmat",
+                         {{"QCONST", quant::wgsl_block_constants(t)}, {"DECODE", parts.decode},
+                          {"BM", std::to_string(s.bm)}, {"BN", std::to_string(s.bn)}, {"BK", std::to_string(s.bk)},
+                          {"FM", std::to_string(s.fm)}, {"FN", std::to_string(s.fn)}, {"SM", std::to_string(s.sm)},
+                          {"SN", std::to_string(s.sn)}, {"SK", std::to_string(s.sk)}, {"SGS", std::to_string(s.sgs)},
+                          {"B_KFAST", "true"}, {"O_MODE", s.vec_out ? "1" : "0"}}};
   const bool i8 = s.kernel == QMatmulKernel::I8;
   const int g = s.norm || s.silu ? 1 : 0;
   ShaderVariant v{s.sg ? "q_mv_stream_sg" : "q_mv_stream",

@@ -1,9 +1,10 @@
 // The quantized-matmul family's plan (OpKind::QMatMul: qmatmul_t and its fused forms,
 // y = x W^T with W packed GGUF blocks): for M <= 4 the streaming matvec (q_mv_stream[_sg]) over
 // the format's q*_i8 part with 8-bit x (I8) or its q*_lane part with f32 x (Stream), with the
-// warp shape and the fused prologue / addend; above that the tiled prefill kernel
-// (q_matmul_tiled over the format's q*_decode). plan_qmatmul is pure (no Dawn call);
-// kernels/quant.cpp encodes the plan.
+// warp shape and the fused prologue / addend; above that the prefill kernels over the format's
+// q*_decode: on subgroup matrices (q_matmul_sgmat, x rounded to f16 per row by q_x_f16 first)
+// where the adapter has f16 ones, else the tiled f32 kernel (q_matmul_tiled). plan_qmatmul is
+// pure (no Dawn call); kernels/quant.cpp encodes the plan.
 #pragma once
 #include <cstdint>
 
@@ -13,7 +14,7 @@
 
 namespace wgt::webgpu {
 
-enum class QMatmulKernel : uint8_t { Tiled, Stream, I8 };
+enum class QMatmulKernel : uint8_t { Tiled, Stream, I8, SgMat };
 // What the launcher does: run the planned kernel; or (tiled kernel) first run the prologue op
 // into a scratch tensor and plan the plain product again; or the product into a scratch
 // tensor and then an add kernel with the addend.
@@ -32,6 +33,11 @@ struct QMatmulShader {
   uint8_t unroll = 0;                 // Stream: blocks per lane and loop trip
   uint8_t tile_t = 0;                 // Tiled: tile side factor T (16*T square tiles)
   uint16_t kc = 0;                    // I8: x elements staged per chunk
+  uint16_t bm = 0, bn = 0;            // SgMat: workgroup tile (sgmat_core.wgsl)
+  uint8_t bk = 0, fm = 0, fn = 0;     // SgMat: K chunk, fragments per subgroup
+  uint8_t sm = 0, sn = 0, sk = 0;     // SgMat: the subgroup-matrix shape
+  uint8_t sgs = 0;                    // SgMat: the adapter's (fixed) subgroup size
+  uint8_t vec_out = 0;                // SgMat: N % 4 == 0, four columns per store
 };
 
 struct QMatmulPlan {
@@ -42,7 +48,7 @@ struct QMatmulPlan {
   uint32_t group_rows() const;  // matvec: weight rows per workgroup
   PipelineKey key() const;      // the pipeline-cache key (cheap: a copy of `shader`)
   ShaderVariant variant() const;  // shader name and defines (built once per new pipeline)
-  const char* kernel_name() const;  // "i8x2", "i8", "stream" or "tiled"
+  const char* kernel_name() const;  // "i8x2", "i8", "stream", "tiled" or "sgmat"
 };
 
 // The plan of `call`, or why WebGPU's quantized matmul cannot run it. Throws for a tuning

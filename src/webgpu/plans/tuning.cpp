@@ -49,6 +49,10 @@ QMatvecTuning qmatvec_from(const Settings& s) {
   }
   t.subgroups = *s.qmatvec_subgroups;
   t.packed_dot = !*s.webgpu_disable_packed_dot;
+  if (const auto& g = *s.qmatmul_sgmat) {
+    if (g->off) t.prefill_sgmat = false;
+    else t.prefill_tile = {g->v[0], g->v[1], g->v[2], g->v[3], g->v[4]};
+  }
   t.rows = *s.qmatvec_rows;
   t.unroll = *s.qmatvec_unroll;
   t.warps = *s.qmatvec_warps;

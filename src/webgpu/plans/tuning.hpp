@@ -39,6 +39,8 @@ struct QMatvecTuning {
   QMatvecKernel kernel = QMatvecKernel::I8x2;
   bool subgroups = true;   // the subgroup reduction where the device has it
   bool packed_dot = true;  // false: behave as if dot4I8Packed were missing (WGT_WEBGPU_DISABLE_PACKED_DOT)
+  bool prefill_sgmat = true;  // M > 4 on subgroup matrices where the adapter has them (WGT_QMATMUL_SGMAT)
+  std::optional<std::array<uint32_t, 5>> prefill_tile;  // BM BN BK FM FN of that kernel; unset: the plan's
   std::optional<uint32_t> rows, unroll, warps, ksplit, wave;  // unset: the plan's defaults
 };
 

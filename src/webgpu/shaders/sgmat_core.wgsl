@@ -1,0 +1,219 @@
+// The workgroup-tiled product on subgroup matrices shared by matmul_sgmat.wgsl (f16 operands)
+// and q_matmul_sgmat.wgsl (packed GGUF weights decoded to f16 while staged). Included, not a
+// kernel: the design is described in matmul_sgmat.wgsl.
+//
+// The includer declares `p` (fields M, N, K, a_ms, batch_base), the A operand `a` as
+// array<vec4<f16>> (K-contiguous, rows a_ms apart), and:
+//   fetch_b(lid, base, n0, k0) -> array<vec4<f16>, LB4>  one chunk of B, in registers
+//   stage_b(lid, buf, &r)                                  those registers into Bs
+//   sg_bases(z) -> vec3<u32>                               A, B and output bases of batch z
+//   store4(o_base, m, n, v), store1(o_base, m, n, v)       the epilogue's stores
+// Module-scope declarations may come in any order in WGSL, so the includer's functions can
+// use the constants below.
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const BK: u32 = {{BK}}u;
+const FM: u32 = {{FM}}u;
+const FN: u32 = {{FN}}u;
+const SM: u32 = {{SM}}u;
+const SN: u32 = {{SN}}u;
+const SK: u32 = {{SK}}u;
+const SGS: u32 = {{SGS}}u;
+const GROUP_M: u32 = 8u;
+
+const SGN: u32 = BN / (FN * SN);   // subgroups along N
+const SGM: u32 = BM / (FM * SM);   // subgroups along M
+const NSG: u32 = SGM * SGN;
+const NT: u32 = NSG * SGS;
+
+const AST: u32 = BK + 8u;          // A staged [BM][AST]: m rows, k contiguous
+const A_BUF: u32 = BM * AST;
+#if B_KFAST
+const BST: u32 = BK + 8u;          // B staged [BN][BST]: n rows, k contiguous
+const B_BUF: u32 = BN * BST;
+#else
+const BST: u32 = BN + 8u;          // B staged [BK][BST]: k rows, n contiguous
+const B_BUF: u32 = BK * BST;
+#endif
+const LA4: u32 = BM * BK / 4u / NT;  // vec4 fetches per invocation per chunk
+const LB4: u32 = BN * BK / 4u / NT;
+const BK4: u32 = BK / 4u;
+const BN4: u32 = BN / 4u;
+const FRAG: u32 = SM * SN;
+const EPI: u32 = NSG * FRAG / NT;    // results each invocation writes per fragment round
+
+var<workgroup> As: array<f16, 2u * A_BUF>;
+var<workgroup> Bs: array<f16, 2u * B_BUF>;
+var<workgroup> Cs: array<f32, NSG * FRAG>;
+
+fn fetch_a(lid: u32, base: u32, m0: u32, k0: u32) -> array<vec4<f16>, LA4> {
+  var r: array<vec4<f16>, LA4>;
+  for (var i = 0u; i < LA4; i++) {
+    let e = lid + i * NT;
+    let m = m0 + e / BK4;
+    let k = k0 + (e % BK4) * 4u;
+    if (m < p.M && k < p.K) { r[i] = a[(base + m * p.a_ms + k) / 4u]; }
+  }
+  return r;
+}
+fn stage_a(lid: u32, buf: u32, r: ptr<function, array<vec4<f16>, LA4>>) {
+  for (var i = 0u; i < LA4; i++) {
+    let e = lid + i * NT;
+    let at = buf * A_BUF + (e / BK4) * AST + (e % BK4) * 4u;
+    let v = (*r)[i];
+    As[at] = v.x; As[at + 1u] = v.y; As[at + 2u] = v.z; As[at + 3u] = v.w;
+  }
+}
+
+alias LM = subgroup_matrix_left<f16, SK, SM>;
+alias RM = subgroup_matrix_right<f16, SN, SK>;
+alias AM = subgroup_matrix_result<f32, SN, SM>;
+
+fn load_a(at: u32) -> LM { return subgroupMatrixLoad<LM>(&As, at, false, AST); }
+#if B_KFAST
+fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, buf + n * BST + k, true, BST); }
+#else
+fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, buf + k * BST + n, false, BST); }
+#endif
+
+// Writes fragment (i, j) of every subgroup, which each stored into its slot of Cs: all
+// invocations convert and store the NSG slots (called in uniform control flow).
+fn emit(lid: u32, m0: u32, n0: u32, o_base: u32, i: u32, j: u32) {
+  workgroupBarrier();
+#if O_MODE == 1
+  for (var q = 0u; q < EPI / 4u; q++) {
+    let e = (lid + q * NT) * 4u;  // 4 consecutive columns of one row of one slot
+    let s = e / FRAG;
+    let m = m0 + (s / SGN) * FM * SM + i * SM + (e % FRAG) / SN;
+    let n = n0 + (s % SGN) * FN * SN + j * SN + e % SN;
+    if (m < p.M && n < p.N) { store4(o_base, m, n, vec4<f32>(Cs[e], Cs[e + 1u], Cs[e + 2u], Cs[e + 3u])); }
+  }
+#else
+  for (var q = 0u; q < EPI; q++) {
+    let e = lid + q * NT;
+    let s = e / FRAG;
+    let m = m0 + (s / SGN) * FM * SM + i * SM + (e % FRAG) / SN;
+    let n = n0 + (s % SGN) * FN * SN + j * SN + e % SN;
+    if (m < p.M && n < p.N) { store1(o_base, m, n, Cs[e]); }
+  }
+#endif
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>, @builtin(subgroup_id) sg: u32) {
+  let bases = sg_bases(wid.z + p.batch_base);
+  let a_base = bases.x;
+  let b_base = bases.y;
+  let o_base = bases.z;
+  // Tiles in groups of GROUP_M tile rows, column-major within a group: the workgroups in flight
+  // then share a few rows of A and a few columns of B, which stay in L2 even when B does not.
+  let tiles = wid.y * nwg.x + wid.x;
+  let first = (tiles / (GROUP_M * nwg.x)) * GROUP_M;
+  let rows = min(nwg.y - first, GROUP_M);
+  let in_group = tiles % (GROUP_M * nwg.x);
+  let m0 = (first + in_group % rows) * BM;
+  let n0 = (in_group / rows) * BN;
+  // This subgroup's fragments: rows sm0 + i*SM, columns sn0 + j*SN of the workgroup tile.
+  let sm0 = (sg / SGN) * FM * SM;
+  let sn0 = (sg % SGN) * FN * SN;
+
+  var c00: AM; var c01: AM; var c10: AM; var c11: AM;
+#if FN == 4
+  var c02: AM; var c03: AM; var c12: AM; var c13: AM;
+#endif
+#if FM == 4
+  var c20: AM; var c21: AM; var c30: AM; var c31: AM;
+#endif
+#if FM == 4 && FN == 4
+  var c22: AM; var c23: AM; var c32: AM; var c33: AM;
+#endif
+
+  let chunks = (p.K + BK - 1u) / BK;
+  var ra = fetch_a(lid, a_base, m0, 0u);
+  var rb = fetch_b(lid, b_base, n0, 0u);
+  stage_a(lid, 0u, &ra);
+  stage_b(lid, 0u, &rb);
+  workgroupBarrier();
+  for (var t = 0u; t < chunks; t++) {
+    let cur = t & 1u;
+    let more = t + 1u < chunks;
+    if (more) {
+      // Issued before the math so the global latency overlaps it.
+      ra = fetch_a(lid, a_base, m0, (t + 1u) * BK);
+      rb = fetch_b(lid, b_base, n0, (t + 1u) * BK);
+    }
+    let ab = cur * A_BUF + sm0 * AST;
+    let bb = cur * B_BUF;
+    for (var kk = 0u; kk < BK; kk += SK) {
+      let a0 = load_a(ab + kk);
+      let a1 = load_a(ab + SM * AST + kk);
+#if FM == 4
+      let a2 = load_a(ab + 2u * SM * AST + kk);
+      let a3 = load_a(ab + 3u * SM * AST + kk);
+#endif
+      var b = load_b(bb, sn0, kk);
+      c00 = subgroupMatrixMultiplyAccumulate(a0, b, c00);
+      c10 = subgroupMatrixMultiplyAccumulate(a1, b, c10);
+#if FM == 4
+      c20 = subgroupMatrixMultiplyAccumulate(a2, b, c20);
+      c30 = subgroupMatrixMultiplyAccumulate(a3, b, c30);
+#endif
+      b = load_b(bb, sn0 + SN, kk);
+      c01 = subgroupMatrixMultiplyAccumulate(a0, b, c01);
+      c11 = subgroupMatrixMultiplyAccumulate(a1, b, c11);
+#if FM == 4
+      c21 = subgroupMatrixMultiplyAccumulate(a2, b, c21);
+      c31 = subgroupMatrixMultiplyAccumulate(a3, b, c31);
+#endif
+#if FN == 4
+      b = load_b(bb, sn0 + 2u * SN, kk);
+      c02 = subgroupMatrixMultiplyAccumulate(a0, b, c02);
+      c12 = subgroupMatrixMultiplyAccumulate(a1, b, c12);
+#if FM == 4
+      c22 = subgroupMatrixMultiplyAccumulate(a2, b, c22);
+      c32 = subgroupMatrixMultiplyAccumulate(a3, b, c32);
+#endif
+      b = load_b(bb, sn0 + 3u * SN, kk);
+      c03 = subgroupMatrixMultiplyAccumulate(a0, b, c03);
+      c13 = subgroupMatrixMultiplyAccumulate(a1, b, c13);
+#if FM == 4
+      c23 = subgroupMatrixMultiplyAccumulate(a2, b, c23);
+      c33 = subgroupMatrixMultiplyAccumulate(a3, b, c33);
+#endif
+#endif
+    }
+    if (more) {
+      // The other buffer was last read in chunk t - 1, before that chunk's closing barrier.
+      stage_a(lid, cur ^ 1u, &ra);
+      stage_b(lid, cur ^ 1u, &rb);
+    }
+    workgroupBarrier();
+  }
+
+  // Epilogue: each subgroup stores one fragment into its slot of Cs, then emit() writes them.
+  let slot = sg * FRAG;
+  subgroupMatrixStore(&Cs, slot, c00, false, SN); emit(lid, m0, n0, o_base, 0u, 0u);
+  subgroupMatrixStore(&Cs, slot, c01, false, SN); emit(lid, m0, n0, o_base, 0u, 1u);
+  subgroupMatrixStore(&Cs, slot, c10, false, SN); emit(lid, m0, n0, o_base, 1u, 0u);
+  subgroupMatrixStore(&Cs, slot, c11, false, SN); emit(lid, m0, n0, o_base, 1u, 1u);
+#if FN == 4
+  subgroupMatrixStore(&Cs, slot, c02, false, SN); emit(lid, m0, n0, o_base, 0u, 2u);
+  subgroupMatrixStore(&Cs, slot, c03, false, SN); emit(lid, m0, n0, o_base, 0u, 3u);
+  subgroupMatrixStore(&Cs, slot, c12, false, SN); emit(lid, m0, n0, o_base, 1u, 2u);
+  subgroupMatrixStore(&Cs, slot, c13, false, SN); emit(lid, m0, n0, o_base, 1u, 3u);
+#endif
+#if FM == 4
+  subgroupMatrixStore(&Cs, slot, c20, false, SN); emit(lid, m0, n0, o_base, 2u, 0u);
+  subgroupMatrixStore(&Cs, slot, c21, false, SN); emit(lid, m0, n0, o_base, 2u, 1u);
+  subgroupMatrixStore(&Cs, slot, c30, false, SN); emit(lid, m0, n0, o_base, 3u, 0u);
+  subgroupMatrixStore(&Cs, slot, c31, false, SN); emit(lid, m0, n0, o_base, 3u, 1u);
+#endif
+#if FM == 4 && FN == 4
+  subgroupMatrixStore(&Cs, slot, c22, false, SN); emit(lid, m0, n0, o_base, 2u, 2u);
+  subgroupMatrixStore(&Cs, slot, c23, false, SN); emit(lid, m0, n0, o_base, 2u, 3u);
+  subgroupMatrixStore(&Cs, slot, c32, false, SN); emit(lid, m0, n0, o_base, 3u, 2u);
+  subgroupMatrixStore(&Cs, slot, c33, false, SN); emit(lid, m0, n0, o_base, 3u, 3u);
+#endif
+}
