@@ -78,24 +78,24 @@ uint64_t max_invocations(const Limits& l) {
 // A Stockham stage of power-of-two length s.len, or false when the device cannot hold one
 // line's invocations. Lines per workgroup: 16 when they are adjacent in memory (each global
 // access of a subgroup then covers 128-byte runs), and enough for 64 invocations; at most
-// what workgroup memory and the invocation limit allow. Padding when it still fits.
+// what workgroup memory and the invocation limit allow.
 bool shape_stockham(const Limits& l, FftShader& s, bool adjacent) {
   const std::vector<uint32_t> r = fft_stockham_radices(s.len);
   if (r.empty()) return false;
   const uint64_t L = s.len, T = L / r[0], wg_max = max_invocations(l);
   const uint64_t storage = l.max_compute_workgroup_storage_size;
   const bool exchanges = r.size() > 1;
-  auto bytes = [&](uint64_t c, bool pad) { return exchanges ? c * L * 8 * (pad ? 17 : 16) / 16 : 0; };
-  if (T > wg_max || bytes(1, false) > storage) return false;
+  auto bytes = [&](uint64_t c) { return exchanges ? c * L * 8 : 0; };
+  if (T > wg_max || bytes(1) > storage) return false;
   uint64_t c = std::max<uint64_t>(adjacent ? 16 : 1, 64 / T);
   c = std::min(c, pow2_floor(wg_max / T));
-  while (c > 1 && bytes(c, false) > storage) c /= 2;
+  while (c > 1 && bytes(c) > storage) c /= 2;
   set_radices(s, r);
   s.kernel = static_cast<uint8_t>(FftKernelKind::Stockham);
   s.lines = static_cast<uint16_t>(c);
   s.wg = static_cast<uint16_t>(c * T);
   s.load_lf = s.store_lf = adjacent && c > 1;
-  s.pad_sm = exchanges && bytes(c, true) <= storage;
+  s.swizzle = exchanges;
   return true;
 }
 
@@ -144,7 +144,7 @@ ShaderVariant FftStage::variant() const {
                      {"T", std::to_string(s.len / s.radix[0])}, {"NP", std::to_string(s.np)},
                      {"IN_MODE", std::to_string(s.in_mode)}, {"OUT_REAL", std::to_string(s.out_real)},
                      {"TWIDDLE", std::to_string(s.twiddle)}, {"BLUE", std::to_string(s.blue)},
-                     {"LF", std::to_string(s.load_lf)}, {"PAD", std::to_string(s.pad_sm)}, {"COLS", cols},
+                     {"LF", std::to_string(s.load_lf)}, {"SWIZZLE", std::to_string(s.swizzle)}, {"COLS", cols},
                      {"BIN1", std::to_string(s.bin1)}}};
     for (auto& d : fft_stockham_code(s)) v.defines.push_back(std::move(d));
     return v;

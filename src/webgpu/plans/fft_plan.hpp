@@ -50,7 +50,7 @@ struct FftShader {
   uint8_t np = 0;        // radix passes
   uint8_t kernel = 0;    // FftKernelKind
   uint8_t bin1 = 0;      // one inner batch group (FftStage::bin == 1): no division in the addresses
-  uint8_t pad_sm = 0;    // Stockham: one padding entry per 16 in workgroup memory
+  uint8_t swizzle = 0;   // Stockham: XOR-swizzled workgroup-memory indices (bank conflicts)
   std::array<uint8_t, kFftMaxPasses> radix{};  // first pass (on the whole line) first; Stockham: radix[0] = points per invocation
 };
 
