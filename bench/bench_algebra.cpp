@@ -11,11 +11,12 @@
 // Contractions run on WebGPU device tensors (auto policy: the lowering's MatMul and copies).
 // FFTs: on WebGPU device tensors (batched c64 of 256 MiB at n = 4096, 2^20 and the Bluestein
 // length 1009; wall and batch GPU time, and the bandwidth of one read and one write of the
-// data), then on host tensors under the current CPU mode (WGT_CPU_MODE=fast: FFTW).
+// data; each on the Stockham and the local kernel), then on host tensors under the current CPU mode (WGT_CPU_MODE=fast: FFTW).
 // bench/torch_algebra.py prints the PyTorch CUDA figures of the same cases.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,9 +133,16 @@ void contractions(Device dev) {
   Runtime::get().synchronize();
 }
 
-// The WebGPU FFT (plans/fft_plan.cpp) on device tensors, 256 MiB of c64 per case.
+// The WebGPU FFT (plans/fft_plan.cpp) on device tensors, 256 MiB of c64 per case, on each
+// kernel the tuning selects (WGT_FFT_KERNEL): the Stockham kernel (the plan's choice for
+// these lengths; at 2^20 also with the square 1024 x 1024 four-step split, WGT_FFT_ROW=1024)
+// and the local kernel it replaced.
 void webgpu_ffts(Device dev) {
   struct Case { int64_t batch, n; };
+  struct Config { webgpu::FftKernel kernel; std::optional<uint32_t> row; const char* label; };
+  const Config configs[] = {{webgpu::FftKernel::Stockham, std::nullopt, "stockham"},
+                            {webgpu::FftKernel::Stockham, 1024, "stockham row 1024"},
+                            {webgpu::FftKernel::Local, std::nullopt, "local"}};
   const std::vector<Case> cases = g_small ? std::vector<Case>{{16, 256}, {2, 1 << 12}, {16, 1009}}
                                           : std::vector<Case>{{8192, 4096}, {32, 1 << 20}, {32768, 1009}};
   for (Case c : cases) {
@@ -143,15 +151,25 @@ void webgpu_ffts(Device dev) {
     Tensor x = Tensor::from_vector(v, {c.batch, c.n}, dev);
     const double flops = 5.0 * c.batch * c.n * std::log2(static_cast<double>(c.n));
     const double bytes = 2.0 * 8.0 * c.batch * c.n;  // one read and one write of the data
-    bench::TimingOptions o;
-    o.target_ms = g_ms;
-    const bench::Timing t = bench::time_calls([&] { (void)fft(x); }, o);
-    const double ms = (t.batch_gpu_s > 0 ? t.batch_gpu_s : t.wall_s) * 1e3;
-    std::printf("webgpu fft c64 [%lld, %lld]%*s wall %8.3f ms  gpu %8.3f ms %9.1f GFLOP/s %7.1f GB/s\n",
-                (long long)c.batch, (long long)c.n, c.n >= 100000 ? 8 : 10, "", t.wall_s * 1e3, ms, flops / ms / 1e6,
-                bytes / ms / 1e6);
-    bench::emit(bench::Record("algebra", "fft c64 [" + std::to_string(c.batch) + ", " + std::to_string(c.n) + "]", "gpu_time",
-                              "ms", ms).with("wall_ms", t.wall_s * 1e3).with("gbs", bytes / ms / 1e6));
+    for (const Config& cfg : configs) {
+      if (cfg.row && c.n <= 4096) continue;  // the row length matters to four-step lengths only
+      webgpu::KernelTuning t = webgpu::kernel_tuning_from_settings();
+      t.fft.kernel = cfg.kernel;
+      t.fft.row = cfg.row;
+      webgpu::set_kernel_tuning_override(t);
+      bench::TimingOptions o;
+      o.target_ms = g_ms;
+      const bench::Timing tm = bench::time_calls([&] { (void)fft(x); }, o);
+      const double ms = (tm.batch_gpu_s > 0 ? tm.batch_gpu_s : tm.wall_s) * 1e3;
+      std::printf("webgpu fft c64 [%lld, %lld]%*s %-18s wall %8.3f ms  gpu %8.3f ms %9.1f GFLOP/s %7.1f GB/s\n",
+                  (long long)c.batch, (long long)c.n, c.n >= 100000 ? 8 : 10, "", cfg.label, tm.wall_s * 1e3, ms,
+                  flops / ms / 1e6, bytes / ms / 1e6);
+      // The plan's default (the first config) is the summary table's row; the others are named.
+      const std::string name = "fft c64 [" + std::to_string(c.batch) + ", " + std::to_string(c.n) + "]" +
+                               (&cfg == &configs[0] ? std::string() : std::string(" ") + cfg.label);
+      bench::emit(bench::Record("algebra", name, "gpu_time", "ms", ms).with("wall_ms", tm.wall_s * 1e3).with("gbs", bytes / ms / 1e6));
+    }
+    webgpu::set_kernel_tuning_override(std::nullopt);
   }
   Runtime::get().synchronize();
 }

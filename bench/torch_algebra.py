@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch CUDA figures for the cases of bench_algebra (same shapes, same order): matmul vs
 torch.einsum on one-GEMM contractions, einsum chains, and torch.fft (cuFFT). One line per case.
-usage: torch_algebra.py [--json FILE]   (records named as bench_algebra --json writes them)"""
+usage: torch_algebra.py [--json FILE] [--fft-only]   (records named as bench_algebra --json writes
+them; --fft-only: the FFT cases only, as bench_algebra --fft-only)"""
 import argparse
 import math
 
@@ -27,6 +28,7 @@ def main():
     global REC
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", help="append JSON-lines records (bench/bench_records.py) to this file")
+    ap.add_argument("--fft-only", action="store_true", help="the FFT cases only")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch: CUDA unavailable")
@@ -35,6 +37,13 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = "cuda"
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
+    if not args.fft_only:
+        contractions(dev)
+    ffts(dev)
+    return 0
+
+
+def contractions(dev):
     for b, m, n, k in ((1, 4096, 4096, 4096), (16, 1024, 1024, 1024), (64, 256, 256, 512)):
         flops = 2.0 * b * m * n * k
         a = torch.rand(b, m, k, device=dev) * 2 - 1
@@ -67,6 +76,9 @@ def main():
     cost = 8 * (64 * 512 * 64 + 512 * 64 * 64)
     report("einsum chain bij,bjk,bkl->bil", timed(lambda: torch.einsum("bij,bjk,bkl->bil", A, B, C)), 2.0 * cost,
            tag="einsum chain bij,bjk,bkl->bil")
+
+
+def ffts(dev):
     # The WebGPU cases of bench_algebra: 256 MiB of c64 each; bandwidth of one read + one write.
     for batch, n in ((8192, 4096), (32, 1 << 20), (32768, 1009)):
         flops = 5.0 * batch * n * math.log2(n)
@@ -82,7 +94,6 @@ def main():
         report(f"fft c64 [{batch}, {n}]", timed(lambda: torch.fft.fft(xc)), flops)
         xr = torch.randn(batch, n, device=dev)
         report(f"rfft f32 [{batch}, {n}]", timed(lambda: torch.fft.rfft(xr)), flops / 2)
-    return 0
 
 
 if __name__ == "__main__":

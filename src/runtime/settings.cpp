@@ -137,6 +137,16 @@ const std::vector<SettingInfo>& table() {
        {"on", "off"}, on_off<&S::matmul_vec>},
       {"WGT_REDUCE_SUBGROUPS", K::Choice, "on or off", "on", "`off` forces the workgroup-memory row reductions", 0, 0,
        false, {"on", "off"}, on_off<&S::reduce_subgroups>},
+      {"WGT_FFT_KERNEL", K::Choice, "auto, local or stockham", "auto",
+       "WebGPU power-of-two FFTs: `stockham` (register-resident radix-16 kernel), `local` (the mixed-radix "
+       "workgroup-memory kernel, as for the other lengths), `auto` (stockham)",
+       0, 0, false, {"auto", "local", "stockham"},
+       [](S& s, const SettingValue& v, const std::string& e) {
+         put(s.fft_kernel, e, static_cast<Settings::FftKernel>(v.num));
+       }},
+      {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "the largest one-workgroup length",
+       "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
+       num<&S::fft_row>},
       {"WGT_ATTN_DECODE_KERNEL", K::Choice, "sg or split", "sg",
        "decode attention: the subgroup kernel (where it applies) or the split kernel", 0, 0, false, {"sg", "split"},
        [](S& s, const SettingValue& v, const std::string& e) { put(s.attn_decode_split, e, v.num == 1); }},

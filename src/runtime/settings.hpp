@@ -114,6 +114,9 @@ struct Settings {
   enum class F16Store { Auto, Native, Packed };
   Setting<F16Store> matmul_f16 = F16Store::Auto;
   Setting<bool> reduce_subgroups = true;
+  enum class FftKernel { Auto, Local, Stockham };
+  Setting<FftKernel> fft_kernel = FftKernel::Auto;
+  Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;

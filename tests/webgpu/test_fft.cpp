@@ -9,76 +9,16 @@
 #include <cstring>
 #include <random>
 
-#include "webgpu_test.hpp"
+#include "fft_test_support.hpp"
 
 namespace wgt {
 namespace {
 
-using cd = std::complex<double>;
-
-Tensor randc(const Shape& s, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  std::vector<c64_t> v(static_cast<size_t>(n));
-  for (auto& c : v) c = {u(g), u(g)};
-  return Tensor::from_vector(v, s);
-}
-
-Tensor randr(const Shape& s, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& c : v) c = u(g);
-  return Tensor::from_vector(v, s);
-}
-
-std::vector<cd> values(const Tensor& t) {
-  std::vector<cd> out;
-  if (t.dtype() == DType::C64) {
-    for (c64_t v : t.cpu().to_vector<c64_t>()) out.emplace_back(v.re, v.im);
-  } else {
-    for (double v : cast(t.cpu(), DType::F64).to_vector<double>()) out.emplace_back(v, 0.0);
-  }
-  return out;
-}
-
-double norm2(const std::vector<cd>& v) {
-  double s = 0;
-  for (cd c : v) s += std::norm(c);
-  return std::sqrt(s);
-}
-
-// f32 FFT error grows like log n; relative to the norm of the reference result.
-double tol_for(int64_t n) { return 2e-6 * std::max(1.0, std::log2(static_cast<double>(n))); }
-
-class WebGpuFft : public testing::WebGpuTest {
- protected:
-  // f on a device copy of x (no fallback) and on x with the CPU reference; compared as a whole.
-  template <class F>
-  void compare(const Tensor& x, F f, int64_t n, const std::string& what) {
-    use_cpu_reference();
-    const std::vector<cd> want = values(f(x));
-    Tensor dev = x.to(Device::webgpu());
-    use_gpu();
-    const uint64_t fallbacks = Runtime::get().stats().fallbacks;
-    Tensor r = f(dev);
-    EXPECT_TRUE(r.device().is_webgpu()) << what;
-    EXPECT_EQ(Runtime::get().stats().fallbacks, fallbacks) << what;
-    use_cpu_reference();
-    const std::vector<cd> got = values(r);
-    ASSERT_EQ(got.size(), want.size()) << what;
-    std::vector<cd> diff(got.size());
-    for (size_t i = 0; i < got.size(); ++i) diff[i] = got[i] - want[i];
-    EXPECT_LE(norm2(diff), tol_for(n) * std::max(norm2(want), 1e-30)) << what;
-  }
-};
+using namespace fft_test;
 
 TEST_F(WebGpuFft, LengthsOfEveryAlgorithmMatchReference) {
-  // Direct (mixed radix), four-step (2^14 = 128 x 128) and Bluestein (17, 97, 1009) lengths.
+  // Direct (mixed radix; powers of two on the Stockham kernel), four-step (2^14) and Bluestein
+  // (17, 97, 1009) lengths.
   for (int64_t n : {1, 2, 3, 5, 7, 8, 12, 17, 97, 100, 1009, 4096, 16384}) {
     const int64_t batch = n >= 4096 ? 2 : 3;
     Tensor x = randc({batch, n}, static_cast<uint32_t>(n));

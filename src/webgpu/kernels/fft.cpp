@@ -1,5 +1,5 @@
 // WebGPU launcher for OpKind::Fft (contract in src/fft/fft_ops.cpp): encodes the plan of
-// src/webgpu/plans/fft_plan.cpp into dispatches of shaders/fft_local.wgsl. The plan's constant
+// src/webgpu/plans/fft_plan.cpp into dispatches of shaders/fft_stockham.wgsl / fft_local.wgsl. The plan's constant
 // table (twiddles, four-step twiddles, Bluestein chirp and chirp spectrum) is computed here on
 // the host in double precision, uploaded once per device and plan, and kept for later calls.
 #include <cmath>
@@ -77,7 +77,8 @@ std::vector<cd> build_table(const FftPlan& plan, TableLayout& t) {
   }
   if (plan.algo == FftAlgo::Bluestein) {
     // Chirp c_j = exp(-i pi j^2 / n) (j^2 reduced mod 2n); spectrum of conj(c) wrapped to m
-    // points, scaled by 1/m, stored where the forward passes leave each frequency.
+    // points, scaled by 1/m, stored where the forward passes leave each frequency: natural
+    // order after Stockham passes, digit-reversed after the local kernel's.
     const uint64_t n = plan.n, m = plan.m;
     t.chirp = static_cast<uint32_t>(v.size());
     std::vector<cd> b(m);
@@ -91,8 +92,11 @@ std::vector<cd> build_table(const FftPlan& plan, TableLayout& t) {
     t.spec = static_cast<uint32_t>(v.size());
     v.resize(v.size() + m);
     const std::vector<uint32_t> rad = fft_radices(m);
-    for (uint64_t k = 0; k < m; ++k)
-      v[t.spec + fft_digit_reverse(static_cast<uint32_t>(k), rad, static_cast<uint32_t>(m))] = b[k] / static_cast<double>(m);
+    const bool natural = plan.stages[0].shader.kernel == static_cast<uint8_t>(FftKernelKind::Stockham);
+    for (uint64_t k = 0; k < m; ++k) {
+      const uint32_t at = natural ? static_cast<uint32_t>(k) : fft_digit_reverse(static_cast<uint32_t>(k), rad, static_cast<uint32_t>(m));
+      v[t.spec + at] = b[k] / static_cast<double>(m);
+    }
   }
   return v;
 }
@@ -107,7 +111,7 @@ const CachedTable& plan_table(Context& ctx, const FftPlan& plan) {
   static std::map<std::pair<uint64_t, std::string>, CachedTable> cache;
   std::string key = std::to_string(static_cast<int>(plan.algo)) + ":" + std::to_string(plan.n) + ":" +
                     std::to_string(plan.n1) + ":" + std::to_string(plan.m);
-  for (const FftStage& s : plan.stages) key += ":" + std::to_string(s.shader.len);
+  for (const FftStage& s : plan.stages) key += ":" + std::to_string(s.shader.len) + "k" + std::to_string(s.shader.kernel);
   const auto id = std::make_pair(ctx.buffer_domain(), key);
   if (auto it = cache.find(id); it != cache.end()) return it->second;
   if (cache.size() >= 64) cache.clear();
@@ -125,7 +129,7 @@ const CachedTable& plan_table(Context& ctx, const FftPlan& plan) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-Planned<FftPlan> plan_for(const Context& ctx, const OpCall& call) { return plan_fft(Caps::of(ctx), call); }
+Planned<FftPlan> plan_for(const Context& ctx, const OpCall& call) { return plan_fft(Caps::of(ctx), fft_tuning(), call); }
 
 void encode_fft(Context& ctx, OpCall& call, const FftPlan& plan) {
   Tensor& out = call.outputs[0];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "webgpu/plans/fft_stockham_gen.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt::webgpu {
@@ -70,6 +71,36 @@ void set_radices(FftShader& s, const std::vector<uint32_t>& r) {
   for (size_t i = 0; i < r.size(); ++i) s.radix[i] = static_cast<uint8_t>(r[i]);
 }
 
+uint64_t max_invocations(const Limits& l) {
+  return std::min<uint64_t>({256, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
+}
+
+// A Stockham stage of power-of-two length s.len, or false when the device cannot hold one
+// line's invocations. Lines per workgroup: 16 when they are adjacent in memory (each global
+// access of a subgroup then covers 128-byte runs), and enough for 64 invocations; at most
+// what workgroup memory and the invocation limit allow.
+bool shape_stockham(const Limits& l, FftShader& s, bool adjacent) {
+  const std::vector<uint32_t> r = fft_stockham_radices(s.len);
+  if (r.empty()) return false;
+  const uint64_t L = s.len, T = L / r[0], wg_max = max_invocations(l);
+  const uint64_t storage = l.max_compute_workgroup_storage_size;
+  const bool exchanges = r.size() > 1;
+  auto bytes = [&](uint64_t c) { return exchanges ? c * L * 8 : 0; };
+  if (T > wg_max || bytes(1) > storage) return false;
+  uint64_t c = std::max<uint64_t>(adjacent ? 16 : 1, 64 / T);
+  c = std::min(c, pow2_floor(wg_max / T));
+  while (c > 1 && bytes(c) > storage) c /= 2;
+  set_radices(s, r);
+  s.kernel = static_cast<uint8_t>(FftKernelKind::Stockham);
+  s.lines = static_cast<uint16_t>(c);
+  s.wg = static_cast<uint16_t>(c * T);
+  s.load_lf = s.store_lf = adjacent && c > 1;
+  s.swizzle = exchanges;
+  return true;
+}
+
+bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
 }  // namespace
 
 uint32_t fft_max_local(const Limits& l) {
@@ -106,12 +137,24 @@ PipelineKey FftStage::key() const {
 
 ShaderVariant FftStage::variant() const {
   const FftShader& s = shader;
+  const std::string cols = std::to_string(s.cols) + "u";
+  if (s.kernel == static_cast<uint8_t>(FftKernelKind::Stockham)) {
+    ShaderVariant v{"fft_stockham",
+                    {{"L", std::to_string(s.len)}, {"C", std::to_string(s.lines)}, {"WG", std::to_string(s.wg)},
+                     {"T", std::to_string(s.len / s.radix[0])}, {"NP", std::to_string(s.np)},
+                     {"IN_MODE", std::to_string(s.in_mode)}, {"OUT_REAL", std::to_string(s.out_real)},
+                     {"TWIDDLE", std::to_string(s.twiddle)}, {"BLUE", std::to_string(s.blue)},
+                     {"LF", std::to_string(s.load_lf)}, {"SWIZZLE", std::to_string(s.swizzle)}, {"COLS", cols},
+                     {"BIN1", std::to_string(s.bin1)}}};
+    for (auto& d : fft_stockham_code(s)) v.defines.push_back(std::move(d));
+    return v;
+  }
   ShaderVariant v{"fft_local",
                   {{"L", std::to_string(s.len)}, {"C", std::to_string(s.lines)}, {"WG", std::to_string(s.wg)},
                    {"IN_MODE", std::to_string(s.in_mode)}, {"OUT_REAL", std::to_string(s.out_real)},
                    {"TWIDDLE", std::to_string(s.twiddle)}, {"BLUE", std::to_string(s.blue)},
                    {"LOAD_LF", std::to_string(s.load_lf)}, {"STORE_LF", std::to_string(s.store_lf)},
-                   {"NP", std::to_string(s.np)}}};
+                   {"NP", std::to_string(s.np)}, {"COLS", cols}, {"BIN1", std::to_string(s.bin1)}}};
   // Pass i: radix R, on sub-blocks of M points, butterfly legs `span` = M / R apart, twiddle
   // index stride L / M (the shader unrolls the passes through these constants).
   uint32_t m = s.len;
@@ -129,7 +172,7 @@ ShaderVariant FftStage::variant() const {
 
 std::string FftPlan::name() const {
   auto rad = [](const FftShader& s) {
-    std::string t = "r";
+    std::string t = s.kernel == static_cast<uint8_t>(FftKernelKind::Stockham) ? "s" : "r";
     for (int i = 0; i < s.np; ++i) t += (i ? "." : "") + std::to_string(s.radix[i]);
     return t + " x" + std::to_string(s.lines);
   };
@@ -143,7 +186,7 @@ std::string FftPlan::name() const {
   return "fft";
 }
 
-Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
+Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCall& call) {
   using P = Planned<FftPlan>;
   if (call.inputs.size() != 1) return P::no("fft expects one input");
   const Tensor& x = call.inputs[0];
@@ -216,28 +259,46 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
   const bool lines_adjacent_out = Bi > 1;  // the output is contiguous: axis stride Bi, lines 1 apart
 
   const std::vector<uint32_t> radices = fft_radices(n);
-  if (!radices.empty() && n <= lmax) {
-    plan.algo = FftAlgo::Direct;
+  const bool stockham = tuning.kernel != FftKernel::Local;
+  // A one-dispatch stage of length L over the call's lines: Stockham for powers of two
+  // (unless tuned off or the device cannot hold a line's invocations), else the local kernel.
+  auto whole_line_stage = [&](uint64_t L, bool blue) {
     FftStage s;
-    s.shader.len = static_cast<uint16_t>(n);
-    set_radices(s.shader, radices);
+    s.shader.len = static_cast<uint16_t>(L);
+    s.shader.blue = blue;
     first_stage(s);
     last_stage(s);
     s.lines_total = B, s.cols = 1;
     s.ic = es, s.ie = es, s.oc = os, s.oe = os;
-    s.shader.load_lf = lines_adjacent_in;
-    s.shader.store_lf = lines_adjacent_out;
-    shape_stage(lim, s.shader, lines_adjacent_in || lines_adjacent_out);
-    plan.stages.push_back(s);
+    const bool adjacent = lines_adjacent_in || lines_adjacent_out;
+    if (!(stockham && shape_stockham(lim, s.shader, adjacent))) {
+      set_radices(s.shader, fft_radices(L));
+      s.shader.load_lf = lines_adjacent_in;
+      s.shader.store_lf = lines_adjacent_out;
+      shape_stage(lim, s.shader, adjacent);
+    }
+    s.shader.bin1 = s.bin == 1;
+    return s;
+  };
+  if (!radices.empty() && n <= lmax) {
+    plan.algo = FftAlgo::Direct;
+    plan.stages.push_back(whole_line_stage(n, false));
     return {plan, {}};
   }
   if (!radices.empty() && n <= lmax * lmax) {
     uint64_t n1 = 0;
-    for (uint64_t d = static_cast<uint64_t>(std::sqrt(static_cast<double>(n))); d >= 1; --d)
-      if (n % d == 0) {
-        if (d <= lmax && n / d <= lmax) n1 = d;
-        break;
-      }
+    if (stockham && is_pow2(n)) {
+      // Rows as long as one workgroup holds (the fast kernel, read contiguously), columns
+      // n / n2 long, read 16 adjacent at a time. WGT_FFT_ROW within what n and the device allow.
+      uint64_t n2 = std::clamp<uint64_t>(tuning.row.value_or(lmax), n / lmax, lmax);
+      n1 = n / n2;
+    } else {
+      for (uint64_t d = static_cast<uint64_t>(std::sqrt(static_cast<double>(n))); d >= 1; --d)
+        if (n % d == 0) {
+          if (d <= lmax && n / d <= lmax) n1 = d;
+          break;
+        }
+    }
     if (n1) {
       const uint64_t n2 = n / n1;
       plan.algo = FftAlgo::FourStep;
@@ -246,26 +307,35 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
       // scratch[b][k1][c].
       FftStage a;
       a.shader.len = static_cast<uint16_t>(n1);
-      set_radices(a.shader, fft_radices(n1));
       first_stage(a);
       a.shader.twiddle = 1;
       a.lines_total = B * n2, a.cols = n2;
       a.ic = es, a.ie = static_cast<int64_t>(n2) * es;
       a.out_scratch = true, a.out_off = 0, a.obh = static_cast<int64_t>(Bi * n), a.obl = static_cast<int64_t>(n);
       a.oc = 1, a.oe = static_cast<int64_t>(n2), a.out_len = n;
-      a.shader.load_lf = 1, a.shader.store_lf = 1;
-      shape_stage(lim, a.shader, true);
       // Rows: row k1 of the scratch, its frequency k2 is X[k1 + k2*n1].
       FftStage b;
       b.shader.len = static_cast<uint16_t>(n2);
-      set_radices(b.shader, fft_radices(n2));
       last_stage(b);
       b.lines_total = B * n1, b.cols = n1;
       b.in_scratch = true, b.in_off = 0, b.ibh = static_cast<int64_t>(Bi * n), b.ibl = static_cast<int64_t>(n);
       b.ic = static_cast<int64_t>(n2), b.ie = 1, b.in_len = n, b.es = 0;
       b.oc = os, b.oe = static_cast<int64_t>(n1) * os;
-      b.shader.load_lf = 0, b.shader.store_lf = 1;
-      shape_stage(lim, b.shader, true);
+      if (!(stockham && is_pow2(n) && shape_stockham(lim, a.shader, true) && shape_stockham(lim, b.shader, true))) {
+        a.shader = b.shader = FftShader{};
+        a.shader.len = static_cast<uint16_t>(n1), a.shader.twiddle = 1, a.shader.in_mode = base.in_mode;
+        set_radices(a.shader, fft_radices(n1));
+        a.shader.load_lf = 1, a.shader.store_lf = 1;
+        shape_stage(lim, a.shader, true);
+        b.shader.len = static_cast<uint16_t>(n2), b.shader.out_real = kind == Kind::RealInverse;
+        set_radices(b.shader, fft_radices(n2));
+        b.shader.load_lf = 0, b.shader.store_lf = 1;
+        shape_stage(lim, b.shader, true);
+      }
+      for (FftStage* s : {&a, &b}) {
+        s->shader.cols = static_cast<uint16_t>(s->cols);
+        s->shader.bin1 = s->bin == 1;
+      }
       plan.stages = {a, b};
       return {plan, {}};
     }
@@ -274,18 +344,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call) {
   if (m <= lmax) {
     plan.algo = FftAlgo::Bluestein;
     plan.m = m;
-    FftStage s;
-    s.shader.len = static_cast<uint16_t>(m);
-    set_radices(s.shader, fft_radices(m));
-    s.shader.blue = 1;
-    first_stage(s);
-    last_stage(s);
-    s.lines_total = B, s.cols = 1;
-    s.ic = es, s.ie = es, s.oc = os, s.oe = os;
-    s.shader.load_lf = lines_adjacent_in;
-    s.shader.store_lf = lines_adjacent_out;
-    shape_stage(lim, s.shader, lines_adjacent_in || lines_adjacent_out);
-    plan.stages.push_back(s);
+    plan.stages.push_back(whole_line_stage(m, true));
     return {plan, {}};
   }
   return P::no("fft length " + std::to_string(n) + ": WebGPU runs lengths 2^a 3^b 5^c 7^d up to " +

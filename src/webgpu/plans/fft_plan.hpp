@@ -1,11 +1,16 @@
 // The FFT family's plan (OpKind::Fft, contract in src/fft/fft_ops.cpp): how a transform length
 // is computed on WebGPU and how the call's lines are laid out. plan_fft is pure (no Dawn
-// call); kernels/fft.cpp encodes the plan into dispatches of shaders/fft_local.wgsl.
+// call); kernels/fft.cpp encodes the plan into dispatches of shaders/fft_stockham.wgsl
+// (power-of-two lines: register-resident radix-16 Stockham passes) or shaders/fft_local.wgsl
+// (any smooth line, in workgroup memory; also power-of-two lines under WGT_FFT_KERNEL=local).
 //   Direct:    a smooth length (2^a 3^b 5^c 7^d) that fits one workgroup's memory: one
 //              dispatch, the whole line in workgroup memory, mixed-radix (8/4/2/3/5/7) passes.
-//   FourStep:  a smooth length n = n1 * n2 beyond that (e.g. 2^20 = 1024 * 1024): a dispatch of
-//              n1-point column FFTs times the twiddles w_n^(n2 k1) into a scratch tensor, then a
-//              dispatch of n2-point row FFTs storing X[k1 + n1 k2].
+//   FourStep:  a smooth length n = n1 * n2 beyond that: a dispatch of n1-point column FFTs
+//              times the twiddles w_n^(c k1) into a scratch tensor, then a dispatch of n2-point
+//              row FFTs storing X[k1 + n1 k2]. Powers of two: n2 = the largest one-workgroup
+//              length (2^20 = 256 x 4096), so the strided column stage reads runs of 16 adjacent
+//              columns and the rows run the fastest kernel (WGT_FFT_ROW overrides n2); other
+//              lengths: n1 ~ n2 ~ sqrt(n).
 //   Bluestein: any other length n (primes included) whose chirp-z convolution of power-of-two
 //              length m >= 2n - 1 fits one workgroup: one dispatch (chirp, forward FFT,
 //              product with the chirp's precomputed spectrum, inverse FFT, chirp).
@@ -18,12 +23,15 @@
 #include <vector>
 
 #include "webgpu/plans/plan.hpp"
+#include "webgpu/plans/tuning.hpp"
 
 namespace wgt::webgpu {
 
 enum class FftAlgo : uint8_t { Direct, FourStep, Bluestein };
 // How the stage reads its input (the values are fft_local.wgsl's IN_MODE).
 enum class FftIn : uint8_t { Complex = 0, Real = 1, Hermitian = 2 };
+// Which shader runs a stage.
+enum class FftKernelKind : uint8_t { Local = 0, Stockham = 1 };
 
 constexpr int kFftMaxPasses = 12;  // radix passes of one in-workgroup FFT (4096 = 3^7 needs 7)
 
@@ -32,15 +40,18 @@ struct FftShader {
   uint16_t len = 1;      // L: points of the FFT in workgroup memory
   uint16_t lines = 1;    // C: lines per workgroup
   uint16_t wg = 64;      // invocations per workgroup
+  uint16_t cols = 1;     // columns per batch (FftStage::cols), a constant of the shader
   uint8_t in_mode = 0;   // FftIn
   uint8_t out_real = 0;  // store the real part (irfft) as f32
   uint8_t twiddle = 0;   // four-step column stage: times w_n^(col * k) on store
   uint8_t blue = 0;      // Bluestein: chirp, FFT, spectrum product, inverse FFT, chirp
   uint8_t load_lf = 0;   // loads walk lines fastest (the lines are adjacent in memory)
-  uint8_t store_lf = 0;  // stores walk lines fastest
+  uint8_t store_lf = 0;  // stores walk lines fastest (Stockham: both or neither)
   uint8_t np = 0;        // radix passes
-  uint8_t pad[3] = {0, 0, 0};
-  std::array<uint8_t, kFftMaxPasses> radix{};  // first pass (on the whole line) first
+  uint8_t kernel = 0;    // FftKernelKind
+  uint8_t bin1 = 0;      // one inner batch group (FftStage::bin == 1): no division in the addresses
+  uint8_t swizzle = 0;   // Stockham: XOR-swizzled workgroup-memory indices (bank conflicts)
+  std::array<uint8_t, kFftMaxPasses> radix{};  // first pass (on the whole line) first; Stockham: radix[0] = points per invocation
 };
 
 // One dispatch: the shader and the geometry of its lines. Line g (0..lines_total-1) is column
@@ -68,11 +79,11 @@ struct FftPlan {
   uint64_t m = 0;             // Bluestein: convolution length
   bool compact_in = false;    // the input's batch dims do not fold into two strides: compacted first
   std::vector<FftStage> stages;  // one or two dispatches
-  std::string name() const;   // e.g. "direct 4096 r8.8.8.8 x1", "four-step 1024x1024", "bluestein 1009 m2048"
+  std::string name() const;   // e.g. "direct 4096 s16.16.16 x1" (s: Stockham, r: local), "four-step 256x4096 ...", "bluestein 1009 m2048 ..."
 };
 
 // The plan of `call`, or why WebGPU's FFT cannot run it.
-Planned<FftPlan> plan_fft(const Caps& caps, const OpCall& call);
+Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCall& call);
 
 // The largest power of two the in-workgroup FFT handles on this device (<= 4096).
 uint32_t fft_max_local(const Limits& l);

@@ -1,4 +1,4 @@
-// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* settings into typed kernel tuning, cached per
+// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* / WGT_FFT_* settings into typed kernel tuning, cached per
 // settings snapshot, and the C++ override.
 #include "webgpu/plans/tuning.hpp"
 
@@ -73,6 +73,17 @@ AttentionTuning attention_from(const Settings& s) {
   return t;
 }
 
+FftTuning fft_from(const Settings& s) {
+  FftTuning t;
+  switch (*s.fft_kernel) {
+    case Settings::FftKernel::Auto: t.kernel = FftKernel::Auto; break;
+    case Settings::FftKernel::Local: t.kernel = FftKernel::Local; break;
+    case Settings::FftKernel::Stockham: t.kernel = FftKernel::Stockham; break;
+  }
+  t.row = *s.fft_row;
+  return t;
+}
+
 // Converted once per settings snapshot (snapshots are never freed, so the address identifies
 // one); thread_local, so no lock on the launch path.
 template <class T, T (*Convert)(const Settings&)>
@@ -109,9 +120,14 @@ const AttentionTuning& attention_tuning() {
   return cached<AttentionTuning, attention_from>();
 }
 
+const FftTuning& fft_tuning() {
+  if (g_override) return g_override->fft;
+  return cached<FftTuning, fft_from>();
+}
+
 KernelTuning kernel_tuning_from_settings() {
   const Settings& s = settings();
-  return {matmul_from(s), qmatvec_from(s), reduce_from(s), attention_from(s)};
+  return {matmul_from(s), qmatvec_from(s), reduce_from(s), attention_from(s), fft_from(s)};
 }
 
 void set_kernel_tuning_override(const std::optional<KernelTuning>& t) { g_override = t; }

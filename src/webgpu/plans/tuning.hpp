@@ -1,5 +1,5 @@
 // Tuning of the planned kernel families: typed values taken once per settings snapshot from
-// the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* variables (runtime/settings.hpp),
+// the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* / WGT_FFT_* variables (runtime/settings.hpp),
 // or set in C++ (tests, benchmarks) with set_kernel_tuning_override. The plans read these and
 // never the environment. Checks that need the adapter (a tile that fits its limits) are the
 // plans' own.
@@ -55,11 +55,19 @@ struct AttentionTuning {
   std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
 };
 
+// The FFT family (plans/fft_plan.hpp).
+enum class FftKernel : uint8_t { Auto, Local, Stockham };
+struct FftTuning {
+  FftKernel kernel = FftKernel::Auto;  // power-of-two lengths: Auto = Stockham where it applies
+  std::optional<uint32_t> row;         // four-step row length n2; unset: the largest one-workgroup length
+};
+
 struct KernelTuning {
   MatmulTuning matmul;
   QMatvecTuning qmatvec;
   ReduceTuning reduce;
   AttentionTuning attention;
+  FftTuning fft;
 };
 
 // The tuning in force: the override if one is set, else the one converted from the current
@@ -69,6 +77,7 @@ const MatmulTuning& matmul_tuning();
 const QMatvecTuning& qmatvec_tuning();
 const ReduceTuning& reduce_tuning();
 const AttentionTuning& attention_tuning();
+const FftTuning& fft_tuning();
 // Every family from the current settings, ignoring any override.
 KernelTuning kernel_tuning_from_settings();
 // Replaces (or with nullopt, stops replacing) the settings' tuning for every thread. Not

@@ -11,32 +11,11 @@
 //   (stored in digit-reversed order by the host), runs the inverse (decimation-in-time)
 //   passes, which return natural order, and multiplies by the chirp on store.
 // Twiddles, chirps and spectra come from `tab`, computed on the host in double precision.
-struct Params {
-  lines: u32, cols: u32, bin: u32, in_len: u32,
-  out_len: u32, n_total: u32, in_off: u32, ibh: u32,
-  ibl: u32, ic: u32, ie: u32, es: u32,
-  out_off: u32, obh: u32, obl: u32, oc: u32,
-  oe: u32, tw_off: u32, lo_off: u32, hi_off: u32,
-  lo_bits: u32, chirp_off: u32, spec_off: u32, scale: f32,
-  conj_in: f32, conj_out: f32, pad0: u32, pad1: u32,  // -1: conjugate (inverse transforms), else 1
-}
+#include "fft_io"
 
 const L: u32 = {{L}}u;
 const C: u32 = {{C}}u;
 const WG: u32 = {{WG}}u;
-
-#if IN_MODE == 1
-@group(0) @binding(0) var<storage, read> src: array<f32>;
-#else
-@group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
-#endif
-@group(0) @binding(1) var<storage, read> tab: array<vec2<f32>>;
-#if OUT_REAL
-@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
-#else
-@group(0) @binding(2) var<storage, read_write> dst: array<vec2<f32>>;
-#endif
-@group(0) @binding(3) var<uniform> p: Params;
 
 var<workgroup> sm: array<vec2<f32>, C * L>;
 
@@ -53,10 +32,6 @@ const ROOT7 = array<vec2<f32>, 7>(vec2<f32>(1.0, 0.0), vec2<f32>(0.6234898018587
                                   vec2<f32>(-0.90096886790241913, 0.43388373911755812),
                                   vec2<f32>(-0.22252093395631440, 0.97492791218182361),
                                   vec2<f32>(0.62348980185873353, 0.78183148246802981));
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-fn conj(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x, -a.y); }
-fn mul_mi(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.y, -a.x); }  // a * (-i)
 
 // Position of point i of line `line` in workgroup memory: lines interleaved when the loads
 // walk lines fastest, else one after the other.
@@ -275,32 +250,6 @@ fn rev(k0: u32) -> u32 {
   return q;
 }
 
-fn load(g: u32, i: u32) -> vec2<f32> {
-  if (g >= p.lines) { return vec2<f32>(0.0); }
-  let c = g % p.cols;
-  let b = g / p.cols;
-  let base = p.in_off + (b / p.bin) * p.ibh + (b % p.bin) * p.ibl;
-  let n = c + i * p.cols;  // index in the whole transform
-  var v = vec2<f32>(0.0);
-#if IN_MODE == 2
-  if (n < p.in_len) {
-    v = src[base + n * p.es];
-    if (n == 0u || 2u * n == p.n_total) { v.y = 0.0; }
-  } else if (n < p.n_total) {
-    v = conj(src[base + (p.n_total - n) * p.es]);
-  }
-#elif IN_MODE == 1
-  if (n < p.in_len) { v = vec2<f32>(src[base + c * p.ic + i * p.ie], 0.0); }
-#else
-  if (n < p.in_len) { v = src[base + c * p.ic + i * p.ie]; }
-#endif
-  v.y = v.y * p.conj_in;
-#if BLUE
-  if (n < p.n_total) { v = cmul(v, tab[p.chirp_off + n]); }
-#endif
-  return v;
-}
-
 @compute @workgroup_size({{WG}})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -432,26 +381,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let k = e % L;
 #endif
     let g = g0 + line;
-    if (g >= p.lines) { continue; }
-    let c = g % p.cols;
-    let b = g / p.cols;
-    if (c + k * p.cols >= p.out_len) { continue; }
 #if BLUE
     var v = cmul(sm[sidx(line, k)], tab[p.chirp_off + k]);
 #else
     var v = sm[sidx(line, rev(k))];
 #endif
 #if TWIDDLE
-    let t = c * k;
-    v = cmul(v, cmul(tab[p.lo_off + (t & ((1u << p.lo_bits) - 1u))], tab[p.hi_off + (t >> p.lo_bits)]));
+    v = cmul(v, four_step_root((g % COLS) * k));
 #endif
-    v.y = v.y * p.conj_out;
-    v = v * p.scale;
-    let o = p.out_off + (b / p.bin) * p.obh + (b % p.bin) * p.obl + c * p.oc + k * p.oe;
-#if OUT_REAL
-    dst[o] = v.x;
-#else
-    dst[o] = v;
-#endif
+    store(g, k, v);
   }
 }
