@@ -162,6 +162,10 @@ run_kernels() {
   for Q in 4096 14336; do
     step "qmatvec_${Q}x4096" 150 "$(bin bench_webgpu_qmatvec)" "$Q" 4096 50 512 --json "$rec"
   done
+  # The prefill on subgroup matrices (quantized weights decoded to f16 on tensor cores).
+  if [ -n "$deb_engine" ]; then
+    step qmatvec_14336x4096_debian 150 "${deb[@]}" "$(bin bench_webgpu_qmatvec)" 14336 4096 50 512 --json "$rec"
+  else skip qmatvec_14336x4096_debian "no Debian engine"; fi
   step attention 120 "$(bin bench_webgpu_attention)" --case all --json "$rec"
   if [ "$have_torch" = 1 ]; then step torch_reference 120 python3 bench/torch_reference.py --json "$rec"
   else skip torch_reference "no PyTorch with CUDA"; fi
