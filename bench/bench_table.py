@@ -74,8 +74,8 @@ def _model_rows():
 def _kernel_rows():
     mm = "bench_webgpu_matmul --dtype {d} --layout {l} --shapes 4096x4096x4096"
     rows = []
-    for d, lay, engine, label, target in (("f16", "nn", "debian", "f16 nn, Debian Dawn (subgroup matrices)", "≥ 60"),
-                                          ("f16", "nt", "debian", "f16 nt (B K-contiguous), Debian Dawn", "≥ 60"),
+    for d, lay, engine, label, target in (("f16", "nn", "debian", "f16 nn, Debian Dawn (subgroup matrices)", "≥ 300 (#20)"),
+                                          ("f16", "nt", "debian", "f16 nt (B K-contiguous), Debian Dawn", "≥ 300 (#20)"),
                                           ("f16", "nn", "npm", "f16 nn, npm Dawn", "≥ 60"),
                                           ("f32", "nn", "npm", "f32 nn, npm Dawn", "≥ 35")):
         case = f"{d} {lay} 4096x4096x4096"
@@ -107,6 +107,10 @@ def _kernel_rows():
                             Sel("qmatvec", f"{q} {n}x4096 decode", "wall_bandwidth", "npm", f"{q} 256x512 decode"),
                             Sel("bandwidth", "copy 256MiB", "wall_bandwidth", "torch"), "PyTorch copy bandwidth",
                             "≥ 3128 (75% of 4.17 TB/s)", f"bench_webgpu_qmatvec {n} 4096 50 512"))
+    for q in ("q4_0", "q8_0"):
+        rows.append(Row("quantized prefill M = 512 (TFLOP/s, wall)", f"{q.upper()} 14336x4096, Debian Dawn (subgroup matrices)",
+                        Sel("qmatvec", f"{q} 512x14336x4096 prefill", "rate", "debian", f"{q} 32x256x512 prefill"), None, "",
+                        "≥ 150 (#20)", f"WGT_DAWN=debian bench_webgpu_qmatvec 14336 4096 50 512"))
     rows.append(Row("decode attention (µs, wall)", "1 query, 32/8 heads, KV 4096, d 128, f16 cache",
                     Sel("attention", "decode kv4096", "wall_time", "npm", "decode kv256"),
                     Sel("attention", "decode kv4096", "wall_time", "torch"), "PyTorch SDPA", "≤ 6.7 (60% of roofline)",
@@ -137,11 +141,14 @@ def _algebra_rows():
                         Sel("algebra", f"{ours} {st}", "pct_of_matmul", "npm", f"{ours} {small}"),
                         Sel("algebra", f"{theirs} {st}", "pct_of_matmul", "torch"), "torch.einsum vs torch.matmul", "",
                         "bench_algebra --ms 200"))
-    for case, smoke, label in (("[8192, 4096]", "[16, 256]", "one dispatch per line"), ("[32, 1048576]", "[2, 4096]", "four-step"),
-                               ("[32768, 1009]", "[16, 1009]", "Bluestein")):
+    for case, smoke, label, target in (
+            ("[8192, 4096]", "[16, 256]", "Stockham, radix 16, one workgroup per line", "ratio ≥ 0.6 (#22)"),
+            ("[32, 1048576]", "[2, 4096]", "four-step, 256 x 4096", "ratio ≥ 0.6 (#22)"),
+            ("[32768, 1009]", "[16, 1009]", "Bluestein", "ratio ≥ 0.3 (#22)")):
         rows.append(Row(f"FFT c64 {case} (ms, GPU time)", f"WebGPU, {label}",
                         Sel("algebra", f"fft c64 {case}", "gpu_time", "npm", f"fft c64 {smoke}"),
-                        Sel("algebra", f"fft c64 {case}", "gpu_time", "torch"), "cuFFT (torch)", "", "bench_algebra --ms 200"))
+                        Sel("algebra", f"fft c64 {case}", "gpu_time", "torch"), "cuFFT (torch)", target,
+                        "bench_algebra --ms 200"))
     for op, shape in (("Add", "16 Mi f32"), ("Exp", "16 Mi f32"), ("MatmulOut", "4096 x 64 @ 64 x 4096 f32")):
         rows.append(Row(f"CPU {op.replace('Out', '').lower()}, fresh output (ms per op)", shape,
                         Sel("cpu", f"BM_Op{op}F32/1", "time", "cpu", f"BM_Op{op}F32/1"),
