@@ -93,6 +93,13 @@ if ! "$here/scripts/setup_dawn_debian.sh"; then
   echo "[setup] note: the Debian Dawn engine is not installed (see above); the npm engine (default) is ready" >&2
 fi
 
+# 4b. Debian sid's lavapipe (scripts/setup_lavapipe_sid.sh, after the Debian engine): Vulkan
+#    cooperative matrices on the CPU, so the subgroup-matrix (tensor-core) kernels are checked
+#    against the CPU reference here, not only on an NVIDIA GPU. Optional like the engine.
+if [ -f "$here/third_party/dawn-debian/wgt-engine.txt" ] && ! "$here/scripts/setup_lavapipe_sid.sh"; then
+  echo "[setup] note: sid's lavapipe is not installed (see above); the subgroup-matrix tests need it" >&2
+fi
+
 # 5. The Python module for Debian's python3, as a development install (what `pip install -e`
 #    does): a .pth file on its site path naming this checkout's build/python, where
 #    scripts/build.sh (run by scripts/run.sh and scripts/test.sh) builds the module. Then
