@@ -51,46 +51,11 @@ if [ $force = 0 ] && [ -f "$prefix/wgt-engine.txt" ] && [ "$(cat "$prefix/wgt-en
   exit 0
 fi
 
-# The mirror of the machine's own Debian sources (as for bookworm-backports), else the CDN.
-mirrors=()
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-  [ -n "$m" ] && mirrors+=("${m%/}")
-fi
-if [ -f /etc/apt/sources.list ]; then
-  m=$(awk '$1=="deb" && $2 ~ /debian\/?$/ {print $2; exit}' /etc/apt/sources.list)
-  [ -n "$m" ] && mirrors+=("${m%/}")
-fi
-mirrors+=("http://deb.debian.org/debian")
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fetch() {  # fetch POOL_PATH SHA256 -> $tmp/debs/<file>
-  local path=$1 sum=$2 out="$tmp/debs/$(basename "$1")" m
-  for m in "${mirrors[@]}"; do
-    if curl -fsSL --retry 2 -o "$out" "$m/$path" 2>/dev/null || wget -q -O "$out" "$m/$path" 2>/dev/null; then
-      if echo "$sum  $out" | sha256sum -c --status; then return 0; fi
-      echo "[setup] ERROR: checksum mismatch for $m/$path" >&2
-      return 2
-    fi
-  done
-  return 1
-}
-mkdir -p "$tmp/debs" "$tmp/root"
-echo "[setup] Debian Dawn: fetching libwebgpu-dawn0 $DAWN_DEB_VERSION and its runtime (glibc $GLIBC_VERSION) from ${mirrors[0]}"
-for entry in "${PINNED[@]}"; do
-  path=${entry%%|*}; sum=${entry##*|}
-  rc=0; fetch "$path" "$sum" || rc=$?
-  if [ $rc = 1 ]; then
-    echo "[setup] ERROR: $(basename "$path") is no longer in Debian sid (pinned; sid is rolling)." >&2
-    echo "[setup]   Update the pins in scripts/setup_dawn_debian.sh (see its header), or install" >&2
-    echo "[setup]   libwebgpu-dawn0 from your distribution. The npm engine (WGT_DAWN=npm, the default) stays usable." >&2
-    exit 1
-  elif [ $rc != 0 ]; then
-    exit 1
-  fi
-done
-for d in "$tmp"/debs/*.deb; do dpkg -x "$d" "$tmp/root"; done
+source "$here/scripts/debian_fetch.sh"
+fetch_pinned_debs "$tmp" "Debian Dawn: libwebgpu-dawn0 $DAWN_DEB_VERSION and its runtime (glibc $GLIBC_VERSION)" \
+  "Update the pins in scripts/setup_dawn_debian.sh (see its header), or install libwebgpu-dawn0 from your distribution. The npm engine (WGT_DAWN=npm, the default) stays usable." "${PINNED[@]}" || exit 1
 lib="$tmp/root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
 for f in ld-linux-x86-64.so.2 libc.so.6 libstdc++.so.6 libwebgpu_dawn.so.0; do
   [ -e "$lib/$f" ] || { echo "[setup] ERROR: unpacked runtime lacks $f" >&2; exit 1; }

@@ -76,46 +76,11 @@ if [ $force = 0 ] && [ -f "$prefix/wgt-lavapipe.txt" ] && [ "$(cat "$prefix/wgt-
   exit 0
 fi
 
-# The mirror of the machine's own Debian sources, else the CDN (as setup_dawn_debian.sh).
-mirrors=()
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-  [ -n "$m" ] && mirrors+=("${m%/}")
-fi
-if [ -f /etc/apt/sources.list ]; then
-  m=$(awk '$1=="deb" && $2 ~ /debian\/?$/ {print $2; exit}' /etc/apt/sources.list)
-  [ -n "$m" ] && mirrors+=("${m%/}")
-fi
-mirrors+=("http://deb.debian.org/debian")
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fetch() {  # fetch POOL_PATH SHA256 -> $tmp/debs/<file>
-  local path=$1 sum=$2 out="$tmp/debs/$(basename "$1")" m
-  for m in "${mirrors[@]}"; do
-    if curl -fsSL --retry 2 -o "$out" "$m/$path" 2>/dev/null || wget -q -O "$out" "$m/$path" 2>/dev/null; then
-      if echo "$sum  $out" | sha256sum -c --status; then return 0; fi
-      echo "[setup] ERROR: checksum mismatch for $m/$path" >&2
-      return 2
-    fi
-  done
-  return 1
-}
-mkdir -p "$tmp/debs" "$tmp/root"
-echo "[setup] sid lavapipe: fetching mesa-vulkan-drivers $MESA_VERSION and its libraries (${#PINNED[@]} packages, ~60 MiB) from ${mirrors[0]}"
-for entry in "${PINNED[@]}"; do
-  path=${entry%%|*}; sum=${entry##*|}
-  rc=0; fetch "$path" "$sum" || rc=$?
-  if [ $rc = 1 ]; then
-    echo "[setup] ERROR: $(basename "$path") is no longer in Debian sid (pinned; sid is rolling)." >&2
-    echo "[setup]   Update the pins in scripts/setup_lavapipe_sid.sh (see its header). Nothing was changed;" >&2
-    echo "[setup]   only the subgroup-matrix checks on the CPU (scripts/test_sgmat_cpu.sh) need this." >&2
-    exit 1
-  elif [ $rc != 0 ]; then
-    exit 1
-  fi
-done
-for d in "$tmp"/debs/*.deb; do dpkg -x "$d" "$tmp/root"; done
+source "$here/scripts/debian_fetch.sh"
+fetch_pinned_debs "$tmp" "sid lavapipe: mesa-vulkan-drivers $MESA_VERSION and its libraries (~60 MiB)" \
+  "Update the pins in scripts/setup_lavapipe_sid.sh (see its header). Nothing was changed; only the subgroup-matrix checks on the CPU (scripts/test_sgmat_cpu.sh) need this." "${PINNED[@]}" || exit 1
 lib="$tmp/root/usr/lib/$multiarch"
 # Only lavapipe is used: the other Mesa drivers (~140 MiB unpacked) and layers go.
 find "$lib" -maxdepth 1 \( -name 'libvulkan_*.so' ! -name libvulkan_lvp.so -o -name 'libVkLayer_*' \) -delete
