@@ -2,6 +2,7 @@
 // feed-forward networks and a llama-style pre-norm block. Exact formulas: docs/transformer.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -121,6 +122,12 @@ class KVCache {
   // conditions hold (normal RoPE layout, even head_dim, ...), else the two ops' kernels.
   Tensor rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& w_qkv, double eps, int64_t n_heads,
                                   const RopeConfig& cfg);
+  // The same with a quantized w_qkv: rms_norm_qmatmul_t(x, g, w_qkv, eps), then append_rope.
+  // On WebGPU one op for n == 1 and f32 x and g on the cache's device: the decode matvec with
+  // the rotation and the cache writes as it stores its rows where kernels/quant.cpp's
+  // conditions hold (the subgroup matvec, normal RoPE layout, ...), else its two kernels.
+  Tensor rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const QTensor& w_qkv, double eps, int64_t n_heads,
+                                  const RopeConfig& cfg);
   Tensor view_k() const;  // [size(), n_kv_heads, head_dim], a view of the filled part
   Tensor view_v() const;
   int64_t size() const { return size_; }
@@ -134,6 +141,12 @@ class KVCache {
  private:
   int64_t check_append(const Tensor& k, const Tensor& v, const char* name) const;  // validates; returns n
   void write_rows(const Tensor& k, const Tensor& v);  // rows [size_, size_ + n) of both caches
+  // Both rms_norm_qkv_append_rope forms: the weight as the one-op call binds it (dense, or the
+  // packed bytes with quant_type a wgt::QType value; -1 for dense), its [rows, cols], whether
+  // the one-op path may take it, and qkv = rms_norm(x, g) W^T for the two-op path.
+  Tensor qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& weight, int quant_type, int64_t w_rows,
+                         int64_t w_cols, double eps, int64_t n_heads, const RopeConfig& cfg, bool one_op,
+                         const std::function<Tensor()>& product, const char* name);
   Tensor k_, v_;
   int64_t max_ctx_ = 0, n_kv_heads_ = 0, head_dim_ = 0, size_ = 0;
   DType dtype_ = DType::F32;

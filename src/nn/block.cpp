@@ -378,6 +378,10 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, int64_t pos) c
     // A decode step with dense weights: the fused-norm q/k/v matvec with RoPE and the append in
     // its epilogue (one dispatch on WebGPU where its conditions hold; else the two ops below).
     q = cache.rms_norm_qkv_append_rope(x, attn_g, qkv_.dense, c.norm_eps, c.n_heads, c.rope);  // (1, H, hd)
+  } else if (qkv_.defined() && seq == 1 && !qkv_bias_.defined() && qkv_.q.defined() && x.dtype() == DType::F32) {
+    // The same with quantized weights: the fused-norm quantized matvec stores the rotated q and
+    // writes rope(k) and v into the cache as it stores its rows.
+    q = cache.rms_norm_qkv_append_rope(x, attn_g, qkv_.q, c.norm_eps, c.n_heads, c.rope);  // (1, H, hd)
   } else if (qkv_.defined()) {
     // One matvec for q, k and v, then one append_rope: q rotated in place, k rotated on its way
     // into the cache, v copied (one dispatch on WebGPU). At seq 1 the three slices are

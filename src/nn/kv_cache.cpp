@@ -4,7 +4,7 @@
 // WebGPU kernel for a device cache when that backend runs it, else the runtime's host round
 // trip of the written spans.
 // append_rope is the same op with RoPE applied to k (and to a q rotated in place);
-// rms_norm_qkv_append_rope is the q/k/v projection's MatMul with it as an epilogue.
+// rms_norm_qkv_append_rope is the q/k/v projection's MatMul (or QMatMul) with it as an epilogue.
 #include <cmath>
 
 #include "ops/op_common.hpp"
@@ -150,18 +150,37 @@ void KVCache::append_rope(Tensor& q, const Tensor& k, const Tensor& v, const Rop
 Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& w_qkv, double eps,
                                          int64_t n_heads, const RopeConfig& cfg) {
   const char* name = "KVCache::rms_norm_qkv_append_rope";
+  require_defined(w_qkv, name, "w_qkv");
+  if (w_qkv.dim() != 2)
+    throw_error(ErrorKind::ShapeMismatch, name, "w_qkv must be [(n_heads + 2 n_kv_heads) * head_dim, dim], got " +
+                                                   shape_str(w_qkv.shape()));
+  const bool one_op = (w_qkv.dtype() == DType::F32 || w_qkv.dtype() == DType::F16) && w_qkv.device() == device_;
+  return qkv_append_rope(x, g, w_qkv, -1, w_qkv.shape()[0], w_qkv.shape()[1], eps, n_heads, cfg, one_op,
+                         [&] { return rms_norm_matmul_t(x, g, w_qkv, eps); }, name);
+}
+
+Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const QTensor& w_qkv, double eps,
+                                         int64_t n_heads, const RopeConfig& cfg) {
+  const char* name = "KVCache::rms_norm_qkv_append_rope";
+  if (!w_qkv.defined()) throw_error(ErrorKind::InvalidArgument, name, "w_qkv is undefined");
+  return qkv_append_rope(x, g, w_qkv.bytes(), static_cast<int>(w_qkv.qtype()), w_qkv.rows(), w_qkv.cols(), eps, n_heads,
+                         cfg, w_qkv.device() == device_, [&] { return rms_norm_qmatmul_t(x, g, w_qkv, eps); }, name);
+}
+
+Tensor KVCache::qkv_append_rope(const Tensor& x, const Tensor& g, const Tensor& weight, int quant_type, int64_t w_rows,
+                                int64_t w_cols, double eps, int64_t n_heads, const RopeConfig& cfg, bool one_op_w,
+                                const std::function<Tensor()>& product, const char* name) {
   if (!k_.defined()) throw_error(ErrorKind::RuntimeState, name, "cache is default-constructed; construct it with its sizes");
   require_defined(x, name, "x");
   require_defined(g, name, "g");
-  require_defined(w_qkv, name, "w_qkv");
   if (n_heads <= 0) throw_error(ErrorKind::InvalidArgument, name, "n_heads must be > 0, got " + i2s(n_heads));
   const int64_t D = head_dim_, qd = n_heads * D, kvd = n_kv_heads_ * D;
   if (x.dim() != 2)
     throw_error(ErrorKind::ShapeMismatch, name, "x must be [n, dim], got " + shape_str(x.shape()));
-  if (w_qkv.dim() != 2 || w_qkv.shape()[0] != qd + 2 * kvd)
+  if (w_rows != qd + 2 * kvd)
     throw_error(ErrorKind::ShapeMismatch, name,
-                "w_qkv must be [(n_heads + 2 n_kv_heads) * head_dim = " + i2s(qd + 2 * kvd) + ", dim], got " +
-                    shape_str(w_qkv.shape()));
+                "w_qkv must be [(n_heads + 2 n_kv_heads) * head_dim = " + i2s(qd + 2 * kvd) + ", dim], got [" +
+                    i2s(w_rows) + ", " + i2s(w_cols) + "]");
   const int64_t n = x.shape()[0];
   if (size_ + n > max_ctx_)
     throw_error(ErrorKind::OutOfRange, name,
@@ -174,27 +193,29 @@ Tensor KVCache::rms_norm_qkv_append_rope(const Tensor& x, const Tensor& g, const
   std::unique_lock<std::recursive_mutex> lk;  // as append_rope: a device cache's steps under one hold
   if (device_.is_webgpu()) lk = rt.lock();
   // One op for a decode step on a device cache when the device runs it (its check,
-  // kernels/matmul.cpp, sees the rest); these conditions are the fused call's contract.
-  const bool one_op = device_.is_webgpu() && n == 1 && x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
-                      (w_qkv.dtype() == DType::F32 || w_qkv.dtype() == DType::F16) && x.device() == device_ &&
-                      g.device() == device_ && w_qkv.device() == device_ && g.dim() == 1 &&
-                      g.shape()[0] == x.shape()[1] && w_qkv.shape()[1] == x.shape()[1] && std::isfinite(eps) &&
-                      eps >= 0;
+  // kernels/matmul.cpp or kernels/quant.cpp, sees the rest); these conditions are the fused
+  // call's contract.
+  const bool one_op = one_op_w && device_.is_webgpu() && n == 1 && x.dtype() == DType::F32 && g.dtype() == DType::F32 &&
+                      x.device() == device_ && g.device() == device_ && g.dim() == 1 && g.shape()[0] == x.shape()[1] &&
+                      w_cols == x.shape()[1] && std::isfinite(eps) && eps >= 0;
   if (one_op) {
-    OpCall call{OpKind::MatMul, "rms_norm_qkv_append_rope", {x, w_qkv, k_, v_}, {}, rope_attrs, 0.0, {}};
+    const bool quantized = quant_type >= 0;
+    OpCall call{quantized ? OpKind::QMatMul : OpKind::MatMul, "rms_norm_qkv_append_rope", {x, weight, k_, v_}, {},
+                rope_attrs, 0.0, {}};
+    if (quantized) call.attrs.qtype = static_cast<uint8_t>(quant_type);
+    else call.attrs.transpose_b = true;
     if (rope_attrs.rope_factors) call.inputs.push_back(cfg.freq_factors);  // before the prologue operand, which is last
     call.inputs.push_back(g);
     call.mutates = 1u << 2 | 1u << 3;  // the caches
-    call.attrs.transpose_b = true;
     call.attrs.prologue = OpAttrs::Prologue::RmsNorm;
     call.attrs.eps = eps;
-    call.work = 2.0 * static_cast<double>(w_qkv.numel()) + 4.0 * static_cast<double>(qd + kvd);
+    call.work = 2.0 * static_cast<double>(w_rows) * static_cast<double>(w_cols) + 4.0 * static_cast<double>(qd + kvd);
     if (auto r = rt.run_on_device(call, {{Shape{1, qd + 2 * kvd}, DType::F32}}, device_)) {
       size_ += 1;
       return (*r)[0].slice(1, 0, qd).view({1, n_heads, D});
     }
   }
-  const Tensor qkv = rms_norm_matmul_t(x, g, w_qkv, eps);
+  const Tensor qkv = product();
   Tensor q = qkv.slice(1, 0, qd);
   if (n > 1) q = q.contiguous();  // rows interleave with k and v, which q must be disjoint from
   q = q.view({n, n_heads, D});

@@ -341,6 +341,42 @@ TEST(QMatmulPlan, PrefillOnSubgroupMatrices) {
   EXPECT_STREQ(qplan_ok(tc, qcall(QType::Q4_0, 64, 64, 256), off).kernel_name(), "tiled");
 }
 
+// KVCache::rms_norm_qkv_append_rope with a quantized weight: the rope_append epilogue in the
+// subgroup matvec (rows kept even), else the unfused route (neox pairs, no subgroups, M > 1).
+TEST(QMatmulPlan, RopeAppendEpilogue) {
+  auto call = [](QType t, int64_t H, int64_t Hkv, int64_t D, int64_t M, bool neox, bool factors) {
+    const int64_t K = 256, N = (H + 2 * Hkv) * D;
+    OpCall c = qcall(t, M, N, K);
+    c.inputs.push_back(Tensor::empty({8, Hkv, D}, DType::F16));
+    c.inputs.push_back(Tensor::empty({8, Hkv, D}, DType::F16));
+    if (factors) c.inputs.push_back(Tensor::empty({D / 2}, DType::F32));
+    c.inputs.push_back(Tensor::empty({K}, DType::F32));
+    c.attrs.prologue = OpAttrs::Prologue::RmsNorm;
+    c.attrs.n_rot = D;
+    c.attrs.rope_neox = neox;
+    c.attrs.rope_factors = factors;
+    c.attrs.pos_offset = 3;
+    return c;
+  };
+  const Adapter ad = big_gpu();
+  for (QType t : {QType::Q4_0, QType::Q6_K, QType::Q5_K}) {
+    // A small q/k/v (N = 64): the i8 split would halve the rows to 1; they stay even.
+    const QMatmulPlan p = qplan_ok(ad, call(t, 4, 2, 8, 1, false, t == QType::Q6_K));
+    EXPECT_EQ(p.route, QMatmulRoute::Kernel) << qtype_name(t);
+    EXPECT_EQ(p.shader.epi, 1) << qtype_name(t);
+    EXPECT_EQ(p.shader.rows % 2, 0) << qtype_name(t);
+    EXPECT_EQ(p.shader.cache_f16, 1);
+    EXPECT_EQ(p.shader.epi_freqs, t == QType::Q6_K ? 1 : 0);
+    expect_variant_expands(p.variant(), std::string(qtype_name(t)) + " +rope_append");
+  }
+  EXPECT_EQ(qplan_ok(ad, call(QType::Q4_0, 4, 2, 8, 1, true, false)).route, QMatmulRoute::RopeAppendUnfused);
+  Adapter no_sg = ad;
+  no_sg.f.subgroups = false;
+  EXPECT_EQ(qplan_ok(no_sg, call(QType::Q4_0, 4, 2, 8, 1, false, false)).route, QMatmulRoute::RopeAppendUnfused);
+  // The epilogue takes one row.
+  EXPECT_FALSE(plan_qmatmul(ad.caps(), {}, call(QType::Q4_0, 4, 2, 8, 2, false, false)).ok());
+}
+
 TEST(QMatmulPlan, FusionsAndRoutes) {
   const Adapter ad = big_gpu();
   for (int64_t M : {1, 6}) {

@@ -121,12 +121,19 @@ TEST_F(DecodeSubmission, BlockDecodeStepDispatchCount) {
   }
 }
 
-// The same with Q8_0 projections (f32 activations): norm + q/k/v matvec, append + RoPE,
-// attention (2), wo matvec + residual (addqmm_t), norm + gate/up matvec, silu_mul + down matvec
-// + residual (silu_mul_qmatmul_t): 7 dispatches, against the quantized block on the CPU.
+// The same with Q8_0 projections (f32 activations): norm + q/k/v matvec with RoPE and the K/V
+// append in its epilogue (the quantized KVCache::rms_norm_qkv_append_rope), attention (2), wo
+// matvec + residual (addqmm_t), norm + gate/up matvec, silu_mul + down matvec + residual
+// (silu_mul_qmatmul_t): 6 dispatches, against the quantized block on the CPU; 7 with the neox
+// layout (its rope + append a dispatch of its own).
 TEST_F(DecodeSubmission, QuantizedBlockDecodeStepDispatchCount) {
-  const BlockConfig cfg = config();
-  expect_decode_step(cfg, BlockWeights::random(cfg, 301, DType::F32, Device::cpu()).quantized(QType::Q8_0), DType::F32, 7u, 9);
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::Neox}) {
+    SCOPED_TRACE(style == RopeStyle::Neox ? "neox" : "normal");
+    BlockConfig cfg = config();
+    cfg.rope.style = style;
+    expect_decode_step(cfg, BlockWeights::random(cfg, 301, DType::F32, Device::cpu()).quantized(QType::Q8_0), DType::F32,
+                       style == RopeStyle::Normal ? 6u : 7u, 9);
+  }
 }
 
 TEST_F(DecodeSubmission, BlockStackDecodeStepIsOneSubmissionWithOneWait) {
@@ -210,8 +217,8 @@ TEST_F(DecodeSubmission, QuantizedAndF16BlocksDecodeInOneSubmission) {
     const WebGPUBatchStats s1 = webgpu_batch_stats();
     EXPECT_EQ(s1.host_waits - s0.host_waits, 0u);
     EXPECT_EQ(s1.submits - s0.submits, 0u);
-    // every block's step recorded: >= 7 dispatches each (quantized), >= 8 (f16 at these shapes)
-    EXPECT_GE(s1.dispatches - s0.dispatches, 4u * (kind.quantized ? 7u : 8u));
+    // every block's step recorded: >= 6 dispatches each (quantized), >= 8 (f16 at these shapes)
+    EXPECT_GE(s1.dispatches - s0.dispatches, 4u * (kind.quantized ? 6u : 8u));
     read_back(y);
     const WebGPUBatchStats s2 = webgpu_batch_stats();
     EXPECT_EQ(s2.host_waits - s0.host_waits, 1u);

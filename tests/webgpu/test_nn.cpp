@@ -11,12 +11,16 @@
 #include <vector>
 
 #include "webgpu/kernels/matmul.hpp"
+#include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu/plans/tuning.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
 namespace wgt {
+namespace webgpu {
+QMatmulPlan last_qmatvec_plan_for_testing();  // src/webgpu/kernels/quant.cpp: the last M <= 4 qmatmul's plan
+}
 namespace {
 
 const Device kGpu = Device::webgpu(0);
@@ -575,6 +579,79 @@ TEST_F(WebGpuNn, NormQkvRopeAppendFallbacks) {
                         qkv.slice(1, qd + kvd, W).view({c.n, c.Hkv, c.D}), cfg);
     const double tol = c.x_dtype == f16 ? 1e-2 : 2e-3;
     expect_fused_matches(q, uq, fused, unfused, ref_q, ref, tol, tol);
+  }
+}
+
+// KVCache::rms_norm_qkv_append_rope with a quantized q/k/v weight on the device: one dispatch
+// per decode step (the subgroup matvec with the rope_append epilogue), equal in bits to the
+// unfused device ops (rms_norm_qmatmul_t, then append_rope) and close to the CPU: formats of the
+// 8-bit-x kernel (Q4_0, Q8_0, Q4_K, Q6_K) and of the f32-x one (Q4_1, Q5_K), GQA and H == Hkv,
+// f16 and f32 caches, n_rot < head_dim, RoPE freq factors. The neox layout runs as the same op
+// through the launcher's two kernels, with the same bits.
+TEST_F(WebGpuNn, QuantizedNormQkvRopeAppend) {
+  struct Case {
+    QType t;
+    int64_t H, Hkv, D, n_rot;
+    DType cache;
+    bool factors;
+    RopeStyle style;
+  };
+  const DType f32 = DType::F32, f16 = DType::F16;
+  const RopeStyle normal = RopeStyle::Normal;
+  for (const Case& c : {Case{QType::Q4_0, 4, 2, 8, 8, f16, false, normal}, Case{QType::Q8_0, 4, 4, 8, 6, f32, false, normal},
+                        Case{QType::Q4_K, 3, 1, 16, 16, f16, true, normal}, Case{QType::Q6_K, 2, 2, 16, 8, f32, false, normal},
+                        Case{QType::Q4_1, 4, 2, 8, 8, f32, false, normal}, Case{QType::Q5_K, 2, 1, 16, 12, f16, false, normal},
+                        Case{QType::Q4_0, 4, 2, 8, 8, f16, false, RopeStyle::Neox}}) {
+    const bool fused_kernel = c.style == normal;
+    SCOPED_TRACE(std::string(qtype_name(c.t)) + " H " + std::to_string(c.H) + " Hkv " + std::to_string(c.Hkv) + " D " +
+                 std::to_string(c.D) + " n_rot " + std::to_string(c.n_rot) + " cache " + dtype_name(c.cache) +
+                 (c.factors ? " factors" : "") + (fused_kernel ? "" : " neox"));
+    RopeConfig cfg;
+    cfg.n_rot = c.n_rot;
+    cfg.base = 500.0;
+    cfg.style = c.style;
+    if (c.factors) cfg.freq_factors = Tensor::from_vector(std::vector<float>{1.f, 2.f, 4.f, 8.f, 1.5f, 3.f, 6.f, 12.f}, {8});
+    const int64_t dim = 256, qd = c.H * c.D, kvd = c.Hkv * c.D, W = qd + 2 * kvd;
+    const QTensor w = quantize(rand_normal({W, dim}, 960, 0.0, 0.05, f32), c.t);
+    const Tensor g = randn({dim}, 961), kpre = randn({1, c.Hkv, c.D}, 962), vpre = randn({1, c.Hkv, c.D}, 963);
+    use_cpu_reference();
+    KVCache ref(5, c.Hkv, c.D, c.cache);
+    ref.append(kpre, vpre);
+    use_gpu();
+    KVCache fused(5, c.Hkv, c.D, c.cache, kGpu), unfused(5, c.Hkv, c.D, c.cache, kGpu);
+    fused.append(kpre.to(kGpu), vpre.to(kGpu));
+    unfused.append(kpre.to(kGpu), vpre.to(kGpu));
+    const QTensor wg = w.to(kGpu);
+    const Tensor gg = g.to(kGpu);
+    RopeConfig gcfg = cfg;
+    if (c.factors) gcfg.freq_factors = cfg.freq_factors.to(kGpu);
+    for (int step = 0; step < 3; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const Tensor x = randn({1, dim}, 970 + step);
+      use_cpu_reference();
+      const Tensor ref_q = ref.rms_norm_qkv_append_rope(x, g, w, 1e-5, c.H, cfg);
+      use_gpu();
+      const Tensor xg = x.to(kGpu);
+      synchronize();
+      Runtime::get().reset_stats();
+      const uint64_t d0 = webgpu_batch_stats().dispatches;
+      const Tensor q = fused.rms_norm_qkv_append_rope(xg, gg, wg, 1e-5, c.H, gcfg);
+      const uint64_t dispatches = webgpu_batch_stats().dispatches - d0;
+      if (fused_kernel) EXPECT_EQ(dispatches, 1u);
+      else EXPECT_GE(dispatches, 2u);
+      EXPECT_EQ(webgpu::last_qmatvec_plan_for_testing().shader.epi, fused_kernel ? 1 : 0);
+      const auto& per = Runtime::get().stats().per_op;
+      ASSERT_TRUE(per.count("rms_norm_qkv_append_rope"));
+      EXPECT_TRUE(per.at("rms_norm_qkv_append_rope").count("webgpu:0"));
+      EXPECT_EQ(Runtime::get().stats().fallbacks, 0u);
+
+      const Tensor qkv = rms_norm_qmatmul_t(xg, gg, wg, 1e-5);
+      Tensor uq = qkv.slice(1, 0, qd).view({1, c.H, c.D});
+      unfused.append_rope(uq, qkv.slice(1, qd, qd + kvd).view({1, c.Hkv, c.D}),
+                          qkv.slice(1, qd + kvd, W).view({1, c.Hkv, c.D}), gcfg);
+      // The default 8-bit x (i8x2) holds x to ~f16 precision (docs/quantization.md).
+      expect_fused_matches(q, uq, fused, unfused, ref_q, ref, 2e-3, c.cache == f16 ? 3e-3 : 2e-3);
+    }
   }
 }
 

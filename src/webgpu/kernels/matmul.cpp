@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/rope_append_route.hpp"
 #include "webgpu/kernels/matmul_grid.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 
@@ -57,31 +58,11 @@ void launch_matmul(Context& ctx, OpCall& call) {
   encode_matmul(ctx, call, planned.plan);
 }
 
-// The rope_append epilogue unfused: the product (with its prologue) into the output, then
-// kv_append_rope on the output's q, k and v columns (q rotated in place, rope(k) and v
-// appended; one dispatch where kernels/nn.cpp's conditions hold).
-void rope_append_unfused(Context& ctx, OpCall& call) {
-  Tensor& out = call.outputs[0];
-  OpCall mm{OpKind::MatMul, call.name, {call.inputs[0], call.inputs[1], call.inputs.back()}, {out}, call.attrs, 0.0, {}};
-  mm.attrs.n_rot = 0;
-  mm.attrs.rope_factors = false;
-  launch_matmul(ctx, mm);
-  const Tensor &kc = call.inputs[2], &vc = call.inputs[3];
-  const int64_t D = kc.size(2), kvn = kc.size(1) * D, qn = out.size(1) - 2 * kvn;
-  OpCall ap{OpKind::KVAppend, "kv_append_rope",
-            {kc, out.slice(1, qn, qn + kvn).view({1, kc.size(1), D}), vc,
-             out.slice(1, qn + kvn, qn + 2 * kvn).view({1, kc.size(1), D}), out.slice(1, 0, qn).view({1, qn / D, D})},
-            {}, call.attrs, 0.0, {}};
-  if (call.attrs.rope_factors) ap.inputs.push_back(call.inputs[4]);
-  ap.attrs.prologue = OpAttrs::Prologue::None;
-  ctx.run_op(ap);
-}
-
 void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan) {
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
   switch (plan.route) {
-    case MatmulRoute::RopeAppendUnfused: return rope_append_unfused(ctx, call);
+    case MatmulRoute::RopeAppendUnfused: return run_rope_append_unfused(ctx, call);
     case MatmulRoute::PrologueFirst: {
       OpCall plain = ctx.run_prologue(call);
       return launch_matmul(ctx, plain);

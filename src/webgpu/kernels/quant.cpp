@@ -6,12 +6,14 @@
 // q_get_rows). Weights stay packed in their device buffers; the block constants are injected
 // from src/quant/blocks.hpp (QCONST define), never retyped, and the format's shader parts are
 // picked by the plan's defines.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <tuple>
 
 #include "quant/blocks.hpp"
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/rope_append_route.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
 
 namespace wgt::webgpu {
@@ -24,8 +26,14 @@ struct QParams {
   uint32_t g_off4, eps_bits;  // the fused RMSNorm prologue of the streaming matvec
   uint32_t c_off;             // the addend's element offset (its fused epilogue)
   uint32_t x_off4;            // x's offset in vec4 units (streaming matvec; 0 elsewhere)
+  // The rope_append epilogue (matmul_epi_rope_append.wgsl), as MatmulParams: cache row, q and
+  // k/v widths, head dim, rotated dims, log2(base), freq_scale, the freq factors' offset.
+  uint32_t r_pos, r_qn, r_kvn, r_hd;
+  uint32_t r_nrot;
+  float r_base_log2, r_freq_scale;
+  uint32_t r_f_off;
 };
-static_assert(sizeof(QParams) == 32, "QParams must match the WGSL Params layout");
+static_assert(sizeof(QParams) == 64, "QParams must match the WGSL Params layout");
 
 // Mirrors `struct Params` of shaders/q_matmul_sgmat.wgsl.
 struct QSgParams {
@@ -172,6 +180,7 @@ void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
       ctx.run_op(sum);
       return;
     }
+    case QMatmulRoute::RopeAppendUnfused: return run_rope_append_unfused(ctx, c);
     case QMatmulRoute::Kernel: break;
   }
   const QType t = static_cast<QType>(c.attrs.qtype);
@@ -219,6 +228,24 @@ void encode_qmatmul(Context& ctx, OpCall& c, const QMatmulPlan& plan) {
   if (s.add) {  // bound after g
     d.args.push_back(ctx.arg(c.inputs[2]));
     p.c_off = static_cast<uint32_t>(c.inputs[2].offset());
+  }
+  Tensor freqs;  // kept alive until the dispatch is recorded
+  if (s.epi) {  // the caches after g, then the freq factors
+    const Tensor &kc = c.inputs[2], &vc = c.inputs[3];
+    d.args.push_back(ctx.arg(kc, false));
+    d.args.push_back(ctx.arg(vc, false));
+    if (s.epi_freqs) {
+      freqs = ctx.dense(c.inputs[4]);
+      d.args.push_back(ctx.arg(freqs));
+      p.r_f_off = static_cast<uint32_t>(freqs.offset());
+    }
+    p.r_pos = static_cast<uint32_t>(c.attrs.pos_offset);
+    p.r_hd = static_cast<uint32_t>(kc.size(2));
+    p.r_kvn = static_cast<uint32_t>(kc.size(1) * kc.size(2));
+    p.r_qn = p.n - 2 * p.r_kvn;
+    p.r_nrot = static_cast<uint32_t>(c.attrs.n_rot);
+    p.r_base_log2 = static_cast<float>(std::log2(c.attrs.scalar0));  // as launch_kv_append_rope
+    p.r_freq_scale = static_cast<float>(c.attrs.scalar1);
   }
   // one workgroup per (x row, group of warps / ksplit * rows weight rows)
   const uint64_t group_rows = plan.group_rows();

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 
+#include "webgpu/plans/rope_append.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt::webgpu {
@@ -245,27 +246,14 @@ bool f16_packed(const Features& f, const MatmulTuning& tu) {
   return false;
 }
 
-// The rope_append epilogue's own conditions (attrs.n_rot > 0; contract in src/ops/linalg.cpp).
-std::string check_rope_append(const OpCall& call) {
+// The rope_append epilogue's own conditions (attrs.n_rot > 0; contract in src/ops/linalg.cpp):
+// the dense product's part, then plans/rope_append.cpp's shared part.
+std::string check_matmul_rope_append(const OpCall& call) {
   if (call.attrs.prologue != OpAttrs::Prologue::RmsNorm || call.attrs.has_bias || !call.attrs.transpose_b)
     return "the rope_append epilogue needs the RmsNorm prologue, transpose_b and no addend";
-  const Tensor &out = call.outputs[0], &kc = call.inputs[2], &vc = call.inputs[3];
-  if (out.dim() != 2 || sz(out, 0) != 1) return "the rope_append epilogue takes one row (a decode step)";
-  for (const Tensor* c : {&kc, &vc}) {
-    if (c->dim() != 3 || !c->is_contiguous() || c->offset() != 0 || (c->dtype() != DType::F32 && c->dtype() != DType::F16))
-      return "the caches must be contiguous f32 or f16 [C, Hkv, D] from offset 0";
-  }
-  if (kc.shape() != vc.shape() || kc.dtype() != vc.dtype()) return "the caches must share shape and dtype";
-  if (kc.numel() >= (int64_t{1} << 31)) return "more than 2^31 elements in one cache";
-  if (kc.storage() == vc.storage() || out.storage() == kc.storage() || out.storage() == vc.storage())
-    return "the caches and the output must be distinct buffers";
-  const int64_t D = sz(kc, 2), kvn = sz(kc, 1) * D, qn = sz(out, 1) - 2 * kvn;
-  if (qn <= 0 || qn % D != 0) return "the output must be [1, (H + 2 Hkv) * D]";
-  if (call.attrs.n_rot % 2 != 0 || call.attrs.n_rot > D) return "n_rot must be even and <= D";
-  const int64_t pos = call.attrs.pos_offset;
-  if (pos < 0 || pos >= sz(kc, 0)) return "the cache row is out of range";
-  if (pos >= (int64_t{1} << 24)) return "positions above 2^24 are not exact in f32";
-  return {};
+  const Tensor& out = call.outputs[0];
+  if (out.dim() != 2) return "the rope_append epilogue takes one row (a decode step)";
+  return check_rope_append(call, sz(out, 0), sz(out, 1));
 }
 
 // What the kernels can run at all (independent of the kernel choice).
@@ -276,7 +264,7 @@ std::string check_matmul(const Limits& limits, const OpCall& call) {
   if (call.inputs.size() != n_in || call.outputs.size() != 1)
     return "matmul takes two inputs (plus an addend, two caches and a prologue operand where flagged) and one output";
   if (epi)
-    if (std::string why = check_rope_append(call); !why.empty()) return why;
+    if (std::string why = check_matmul_rope_append(call); !why.empty()) return why;
   if (pro) {
     const Tensor &t = call.inputs.back(), &a0 = call.inputs[0];
     if (t.dtype() != a0.dtype()) return "the prologue operand must have the first operand's dtype";

@@ -7,6 +7,7 @@
 
 #include "quant/blocks.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
+#include "webgpu/plans/rope_append.hpp"
 #include "wgt/error.hpp"
 
 namespace wgt::webgpu {
@@ -45,8 +46,12 @@ std::string check_qmatmul(const Limits& limits, const OpCall& c) {
   // inputs: x, the packed weight, [the addend (attrs.has_bias)], [the prologue's operand (last):
   // the norm weight, or up]
   const bool add = c.attrs.has_bias;
-  if (c.inputs.size() != 2u + (add ? 1u : 0u) + (norm || silu ? 1u : 0u))
-    return "qmatmul expects x, the packed weight, then the addend and the prologue's operand where set";
+  // The rope_append epilogue (attrs.n_rot > 0): the caches at inputs[2], [3][, factors at [4]].
+  const bool epi = c.attrs.n_rot > 0;
+  const size_t n_epi = epi ? 2u + (c.attrs.rope_factors ? 1u : 0u) : 0u;
+  if (c.inputs.size() != 2u + (add ? 1u : 0u) + n_epi + (norm || silu ? 1u : 0u))
+    return "qmatmul expects x, the packed weight, then the addend (or the two caches) and the prologue's operand where set";
+  if (epi && (!norm || add)) return "the rope_append epilogue needs the RmsNorm prologue and no addend";
   if (norm && (c.inputs.back().dtype() != DType::F32 || c.inputs.back().dim() != 1 ||
                sz(c.inputs.back(), 0) != sz(c.inputs[0], -1)))
     return "the norm weight must be f32 [K]";
@@ -68,6 +73,8 @@ std::string check_qmatmul(const Limits& limits, const OpCall& c) {
   const int64_t rb = static_cast<int64_t>(K / info.block_elems * info.block_bytes);
   if (w.numel() % rb != 0) return "packed weight size is not a whole number of rows";
   const int64_t N = w.numel() / rb;
+  if (epi)
+    if (std::string why = check_rope_append(c, M, N); !why.empty()) return why;
   const uint64_t limit = limits.max_storage_buffer_binding_size;
   const uint64_t wbytes = static_cast<uint64_t>(w.numel()), xbytes = static_cast<uint64_t>(x.numel()) * 4;
   if (wbytes > limit || xbytes > limit || static_cast<uint64_t>(M) * static_cast<uint64_t>(std::max<int64_t>(N, 1)) * 4 > limit)
@@ -120,8 +127,9 @@ constexpr uint32_t kI8MaxAutoKsplit = 4;
 // on the H200 each multiprocessor's share of the rows, not DRAM, sets the time (two of these
 // workgroups share one SM's throughput, a third waits), so the time goes with the number of
 // waves times the rows per workgroup.
-void i8_split(const QMatvecTuning& tu, uint32_t warps, uint32_t m, uint32_t n, bool x2, uint32_t wave, uint32_t* rows,
-              uint32_t* ksplit) {
+// `step` is 2 where the rows must stay even (the rope_append epilogue's rotation pairs), else 1.
+void i8_split(const QMatvecTuning& tu, uint32_t warps, uint32_t m, uint32_t n, bool x2, uint32_t wave, uint32_t step,
+              uint32_t* rows, uint32_t* ksplit) {
   uint32_t k = tu.ksplit.value_or(1);
   if (k == 0 || warps % k != 0)
     throw_error(ErrorKind::InvalidArgument, "qmatmul_t",
@@ -135,14 +143,14 @@ void i8_split(const QMatvecTuning& tu, uint32_t warps, uint32_t m, uint32_t n, b
   while (groups_at(r) < kI8MinGroups) {
     if (!tu.rows && r > kI8AutoRowsFloor) r /= 2;
     else if (!tu.ksplit && k < std::min(kI8MaxAutoKsplit, warps) && warps % (2 * k) == 0) k *= 2;
-    else if (!tu.rows && r > 1) r /= 2;
+    else if (!tu.rows && r > step) r /= 2;
     else break;
   }
   if (x2 && wave > 0 && k == 1 && !tu.rows) {
     auto cost = [&](uint32_t rr) { return (groups_at(rr) + wave - 1) / wave * rr; };
     uint32_t best = r;
     for (uint32_t rr = r; rr >= kI8AutoRowsFloor; --rr)
-      if (cost(rr) < cost(best)) best = rr;
+      if (rr % step == 0 && cost(rr) < cost(best)) best = rr;
     r = best;
   }
   *rows = r;
@@ -227,6 +235,10 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
   // The matvec fuses the prologue (x transformed as it is loaded) and the addend (added as y
   // is stored); for the tiled kernel the prologue runs first into a scratch tensor, and the
   // product goes to a scratch tensor that an add kernel sums with c.
+  if (c.attrs.n_rot > 0 && !matvec) {  // (check_rope_append allows one row only)
+    p.route = QMatmulRoute::RopeAppendUnfused;
+    return r;
+  }
   if (!matvec && c.attrs.prologue != OpAttrs::Prologue::None) {
     p.route = QMatmulRoute::PrologueFirst;
     return r;
@@ -269,7 +281,7 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
     const int64_t K = sz(x, 1);
     const int64_t row_bytes = K / qtype_info(t).block_elems * qtype_info(t).block_bytes;
     const uint32_t n = static_cast<uint32_t>(c.inputs[1].numel() / row_bytes);
-    i8_split(tu, warps, m, n, x2, tu.wave.value_or(l.compute_units), &rows, &ksplit);
+    i8_split(tu, warps, m, n, x2, tu.wave.value_or(l.compute_units), c.attrs.n_rot > 0 ? 2 : 1, &rows, &ksplit);
     s.kernel = QMatmulKernel::I8;
     s.x2 = x2;
     s.kc = static_cast<uint16_t>(i8_chunk(l, rows, warps, s.norm, x2));
@@ -281,6 +293,22 @@ Planned<QMatmulPlan> plan_qmatmul(const Caps& caps, const QMatvecTuning& tu, con
   s.rows = static_cast<uint8_t>(rows);
   s.warps = static_cast<uint8_t>(warps);
   s.ksplit = static_cast<uint8_t>(ksplit);
+  // The rope_append epilogue is fused where the subgroup reduction stores the rows (it hands
+  // each odd row's value to the even lane below with a shuffle: subgroups of at least 2), the
+  // warps' rows start even (ROWS even) and pairs are interleaved (not neox), with six storage
+  // buffers (seven with the freq factors). Otherwise the product, then kv_append_rope.
+  if (c.attrs.n_rot > 0) {
+    const bool epi = s.sg && l.subgroup_min_size >= 2 && rows % 2 == 0 && !c.attrs.rope_neox && !s.silu && !s.add &&
+                     l.max_storage_buffers_per_shader_stage >= (c.attrs.rope_factors ? 7u : 6u);
+    if (!epi) {
+      p = QMatmulPlan{};
+      p.route = QMatmulRoute::RopeAppendUnfused;
+      return r;
+    }
+    s.epi = 1;
+    s.epi_freqs = c.attrs.rope_factors;
+    s.cache_f16 = c.inputs[2].dtype() == DType::F16;
+  }
   return r;
 }
 
@@ -330,7 +358,19 @@ ShaderVariant QMatmulPlan::variant() const {
                    {"SILU", tf(s.silu)},
                    {"ADD", tf(s.add)},
                    {"C_BIND", std::to_string(3 + g)},
-                   {"P_BIND", std::to_string(3 + g + int{s.add})}}};
+                   {"EPI", tf(s.epi)},
+                   {"P_BIND", std::to_string(3 + g + int{s.add} + (s.epi ? 2 + s.epi_freqs : 0))}}};
+  if (s.epi) {
+    // The caches after g, then the freq factors (matmul_epi_rope_append.wgsl, rope_common).
+    v.defines.push_back({"E_BIND", std::to_string(3 + g)});
+    v.defines.push_back({"E_BIND1", std::to_string(4 + g)});
+    v.defines.push_back({"CACHE_F16", tf(s.cache_f16)});
+    v.defines.push_back({"ROPE_FREQS", s.epi_freqs ? "rope_freq_buffer" : "rope_freq_none"});
+    if (s.epi_freqs) {
+      v.defines.push_back({"FREQ_BIND", std::to_string(5 + g)});
+      v.defines.push_back({"FREQ_OFF", "p.r_f_off"});
+    }
+  }
   if (i8) {
     v.defines.push_back({"KC", std::to_string(s.kc)});
     v.defines.push_back({"X2", tf(s.x2)});

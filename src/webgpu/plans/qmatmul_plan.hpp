@@ -18,7 +18,9 @@ enum class QMatmulKernel : uint8_t { Tiled, Stream, I8, SgMat };
 // What the launcher does: run the planned kernel; or (tiled kernel) first run the prologue op
 // into a scratch tensor and plan the plain product again; or the product into a scratch
 // tensor and then an add kernel with the addend.
-enum class QMatmulRoute : uint8_t { Kernel, PrologueFirst, AddAfter };
+// RopeAppendUnfused (attrs.n_rot > 0, KVCache::rms_norm_qkv_append_rope where the epilogue
+// cannot be fused): the product with its prologue, then kv_append_rope on its columns.
+enum class QMatmulRoute : uint8_t { Kernel, PrologueFirst, AddAfter, RopeAppendUnfused };
 
 // The fields that select the shader: the pipeline key is their bytes (no padding).
 struct QMatmulShader {
@@ -38,6 +40,9 @@ struct QMatmulShader {
   uint8_t sm = 0, sn = 0, sk = 0;     // SgMat: the subgroup-matrix shape
   uint8_t sgs = 0;                    // SgMat: the adapter's (fixed) subgroup size
   uint8_t vec_out = 0;                // SgMat: N % 4 == 0, four columns per store
+  uint8_t epi = 0;                    // matvec: the rope_append epilogue (q_mv_stream_sg)
+  uint8_t epi_freqs = 0, cache_f16 = 0;  // epi: RoPE freq factors bound; f16 caches
+  uint8_t pad = 0;
 };
 
 struct QMatmulPlan {

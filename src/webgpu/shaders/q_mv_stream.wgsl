@@ -8,11 +8,11 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g = row_group(wid, nwg);
-  if (g.x >= params.m) { return; }  // uniform per workgroup
+  if (g.x >= p.m) { return; }  // uniform per workgroup
   let warp = lid / LANES;
   let lane = lid % LANES;
   let rows = warp_rows(g.y, warp);
-  xrow = g.x * (params.k / 4u);
+  xrow = g.x * (p.k / 4u);
   // Called by every invocation, rows or not: a source may have barriers inside.
   let acc = warp_partials(g.x, rows.x, rows.y, lane, warp);
   for (var r = 0u; r < NR; r = r + 1u) { red[r * WG + lid] = lane_sum(acc, r); }
@@ -28,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let sc = out_scale(red[(NR - 1u) * WG + warp * LANES]);
     var s = 0.0;
     for (var j = 0u; j < KSPLIT; j = j + 1u) { s = s + red[lane * WG + (warp + j) * LANES]; }
-    let i = g.x * params.n + rows.x + lane;
+    let i = g.x * p.n + rows.x + lane;
     y[i] = out_value(s * sc, i);
   }
 }

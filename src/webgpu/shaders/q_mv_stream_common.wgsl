@@ -29,8 +29,9 @@
 // 1 / sqrt(sum / K + eps) (a sum that overflows f32 is redone scaled: out_scale). Define NORM
 // (g as vec4 at binding 3).
 // SILU (silu_mul_qmatmul_t): x is the gate and xload returns silu(gate) * up, up bound in g's
-// place (binding 3, params.g_off4 its vec4 offset). Define SILU.
+// place (binding 3, p.g_off4 its vec4 offset). Define SILU.
 // ADD: a residual c added as y is stored (binding C_BIND, after g).
+// EPI: RoPE and the KV-cache append in the store (below; q_mv_stream_sg only).
 struct Params {
   m: u32,
   n: u32,
@@ -40,10 +41,13 @@ struct Params {
   eps_bits: u32,  // NORM: eps as f32 bits
   c_off: u32,     // ADD: the addend's element offset
   x_off4: u32,    // x's offset in vec4 units
+  // EPI: the rope_append epilogue's fields (matmul_epi_rope_append.wgsl), as in matmul_io.
+  r_pos: u32, r_qn: u32, r_kvn: u32, r_hd: u32,
+  r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_f_off: u32,
 };
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@group(0) @binding({{P_BIND}}) var<uniform> params: Params;  // 3, + 1 after g, + 1 after cadd
+@group(0) @binding({{P_BIND}}) var<uniform> p: Params;  // 3, + 1 after g, + 1 after cadd
 
 #include "q_bytes"
 #include "norm_scale"
@@ -75,9 +79,21 @@ fn gload(j: u32) -> vec4<f32> { return vec4<f32>(1.0); }
 const ADD: bool = {{ADD}};
 #if ADD
 @group(0) @binding({{C_BIND}}) var<storage, read> cadd: array<f32>;
-fn addend(i: u32) -> f32 { return cadd[params.c_off + i]; }
+fn addend(i: u32) -> f32 { return cadd[p.c_off + i]; }
 #else
 fn addend(i: u32) -> f32 { return 0.0; }
+#endif
+// EPI (KVCache::rms_norm_qkv_append_rope with a quantized q/k/v weight, M = 1): RoPE and the
+// KV-cache append as y is stored, by matmul_epi_rope_append.wgsl (shared with the dense vector
+// gemv). The storing lanes of a warp hold consecutive rows from an even one (ROWS even), so
+// each even lane and the next hold a rotation pair: q_mv_stream_sg hands the odd lane's value
+// to the even one with a subgroup shuffle. Defines: E_BIND, E_BIND1, CACHE_F16, ROPE_FREQS
+// (with FREQ_BIND and FREQ_OFF).
+#if EPI
+fn st1(e: u32, v: f32) { y[e] = v; }
+#include "matmul_epi_rope_append"
+#else
+const EPI: bool = false;
 #endif
 // The value stored at y[i] for the row sum s (already scaled).
 fn out_value(s: f32, i: u32) -> f32 {
@@ -88,14 +104,14 @@ fn out_value(s: f32, i: u32) -> f32 {
 var<private> ssq: f32;   // NORM: this lane's sum of squares of the x values it loaded
 var<private> xrow: u32;  // vec4 index of the current x row (g is indexed from it)
 fn xload(i: u32) -> vec4<f32> {
-  let v = x[params.x_off4 + i];
+  let v = x[p.x_off4 + i];
   if (NORM) {
     ssq = ssq + dot(v, v);
-    return v * gload(params.g_off4 + i - xrow);
+    return v * gload(p.g_off4 + i - xrow);
   }
   // SILU: x is the gate, g is up laid out like x (row m at the same vec4 index): silu(x) * up,
   // the formula of the silu_mul kernel.
-  if (SILU) { return v / (vec4<f32>(1.0) + exp(-v)) * gload(params.g_off4 + i); }
+  if (SILU) { return v / (vec4<f32>(1.0) + exp(-v)) * gload(p.g_off4 + i); }
   return v;
 }
 // Sum r (< NR) of this lane: a row's partial, or ssq.
@@ -108,42 +124,42 @@ fn lane_sum(acc: array<f32, ROWS>, r: u32) -> f32 {
 // standalone rms_norm.
 fn out_scale(sq: f32) -> f32 {
   if (NORM) {
-    let eps = bitcast<f32>(params.eps_bits);
-    if (ssq_finite(sq)) { return inverseSqrt(sq / f32(params.k) + eps); }
-    let b = params.x_off4 + xrow;
+    let eps = bitcast<f32>(p.eps_bits);
+    if (ssq_finite(sq)) { return inverseSqrt(sq / f32(p.k) + eps); }
+    let b = p.x_off4 + xrow;
     var mx = 0.0;
-    for (var j = 0u; j < params.k / 4u; j = j + 1u) {
+    for (var j = 0u; j < p.k / 4u; j = j + 1u) {
       let a = abs(x[b + j]);
       mx = max(mx, max(max(a.x, a.y), max(a.z, a.w)));  // a NaN here still reaches ss below
     }
     let scale = rms_scale(mx);
     var ss = 0.0;
-    for (var j = 0u; j < params.k / 4u; j = j + 1u) {
+    for (var j = 0u; j < p.k / 4u; j = j + 1u) {
       let v = x[b + j];
       let u = vec4<f32>(rms_scaled(v.x, scale), rms_scaled(v.y, scale), rms_scaled(v.z, scale), rms_scaled(v.w, scale));
       ss = ss + dot(u, u);
     }
-    return rms_inv(ss, f32(params.k), eps, scale);
+    return rms_inv(ss, f32(p.k), eps, scale);
   }
   return 1.0;
 }
 
 #include "{{LANE}}"
 
-// (m, first weight row of the workgroup); m == params.m for a workgroup past the end.
+// (m, first weight row of the workgroup); m == p.m for a workgroup past the end.
 // Depends on the workgroup id only, so branches on it stay workgroup-uniform.
 fn row_group(wid: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
-  let groups_per_m = (params.n + GROUP_ROWS - 1u) / GROUP_ROWS;
+  let groups_per_m = (p.n + GROUP_ROWS - 1u) / GROUP_ROWS;
   let g = wid.x + wid.y * nwg.x;
-  if (g >= params.m * groups_per_m) { return vec2<u32>(params.m, 0u); }
+  if (g >= p.m * groups_per_m) { return vec2<u32>(p.m, 0u); }
   return vec2<u32>(g / groups_per_m, (g % groups_per_m) * GROUP_ROWS);
 }
 
 // Rows n0 .. n0 + cnt - 1 (cnt in 1..ROWS) that this warp owns.
 fn warp_rows(n0_group: u32, warp: u32) -> vec2<u32> {
   let n0 = n0_group + (warp / KSPLIT) * ROWS;
-  if (n0 >= params.n) { return vec2<u32>(n0, 0u); }
-  return vec2<u32>(n0, min(ROWS, params.n - n0));
+  if (n0 >= p.n) { return vec2<u32>(n0, 0u); }
+  return vec2<u32>(n0, min(ROWS, p.n - n0));
 }
 
 #if I8

@@ -19,10 +19,10 @@ fn add_block(acc: ptr<function, array<f32, ROWS>>, ro: ptr<function, array<u32, 
 fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, ROWS> {
   var acc: array<f32, ROWS>;
   if (cnt == 0u) { return acc; }  // a warp past the last row: no barriers here to join
-  let nb = params.k / QK;
+  let nb = p.k / QK;
   var ro: array<u32, ROWS>;
-  for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = (n0 + min(r, cnt - 1u)) * params.row_bytes; }
-  let x4 = m * (params.k / 4u);
+  for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = (n0 + min(r, cnt - 1u)) * p.row_bytes; }
+  let x4 = m * (p.k / 4u);
   let part = lane % SLOTS;
   let stride = LANES / SLOTS;
   var b = lane / SLOTS;

@@ -109,12 +109,12 @@ fn warp_partials(m: u32, n0: u32, cnt: u32, lane: u32, warp: u32) -> array<f32, 
   var acc: array<f32, ROWS>;
   var ro: array<u32, ROWS>;
   let last = n0 + max(cnt, 1u) - 1u;
-  for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = min(n0 + r, last) * params.row_bytes; }
-  let x4 = m * (params.k / 4u);
+  for (var r = 0u; r < ROWS; r = r + 1u) { ro[r] = min(n0 + r, last) * p.row_bytes; }
+  let x4 = m * (p.k / 4u);
   let lid = warp * LANES + lane;
   // Every invocation runs the same chunk loop (it depends on K only) and reaches each barrier.
-  for (var k0 = 0u; k0 < params.k; k0 = k0 + KC) {
-    let kn = min(KC, params.k - k0);
+  for (var k0 = 0u; k0 < p.k; k0 = k0 + KC) {
+    let kn = min(KC, p.k - k0);
     workgroupBarrier();  // the previous chunk's codes are no longer read
     for (var gi = lid; gi < kn / 16u; gi = gi + WG) { stage_group(x4, k0, gi); }
     workgroupBarrier();
