@@ -114,6 +114,7 @@ struct Settings {
   enum class F16Store { Auto, Native, Packed };
   Setting<F16Store> matmul_f16 = F16Store::Auto;
   Setting<bool> reduce_subgroups = true;
+  Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=scalar
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;

@@ -3,7 +3,10 @@
 #include "webgpu/plans/attention_plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
+
+#include "webgpu/plans/matmul_plan.hpp"
 
 namespace wgt::webgpu {
 namespace {
@@ -99,6 +102,59 @@ int64_t decode_sg_chunk(const Caps& caps, const AttentionTuning& tu, const AttnS
   return chunk;
 }
 
+// Workgroup bytes of attention_prefill_sg.wgsl: the K and V tiles [bkv][d + 8] f16, and per
+// subgroup an f32 scratch [sm][bkv + 4] and a P scratch [sm][bkv + 8] f16, and two flag words.
+int64_t prefill_sg_smem(int64_t d, int64_t sm, int64_t bkv) {
+  return 2 * bkv * (d + 8) * 2 + kPrefillSgSubgroups * sm * ((bkv + 4) * 4 + (bkv + 8) * 2) + 8;
+}
+
+// Fills the PrefillSg fields of `sh` and returns true where the subgroup-matrix prefill kernel
+// runs this call: f16 q / k / v / output on the adapter's f16 subgroup matrices (a fixed
+// subgroup size that is a multiple of the fragment's rows), no general mask, a head dim of 4 to
+// 16 fragments each way (in steps of 4: the shader's named fragments), and a key tile that fits
+// the workgroup memory.
+bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall& call, const AttnShape& s,
+                       AttnShader& sh) {
+  if (tu.prefill_scalar || call.attrs.has_mask || !caps.features.shader_f16 || !caps.features.subgroups) return false;
+  for (const Tensor& t : {call.inputs[0], call.inputs[1], call.inputs[2]})
+    if (t.dtype() != DType::F16) return false;
+  const std::optional<SgMatShape> f = sgmat_shape(caps);
+  if (!f || f->subgroup % f->m != 0) return false;
+  const int64_t lpr = f->subgroup / f->m;  // lanes per scratch row: a power of two dividing SN
+  if ((lpr & (lpr - 1)) != 0 || f->n % lpr != 0) return false;
+  const int64_t nqf = s.d / f->k, nof = s.d / f->n;
+  if (s.d % (4 * f->k) != 0 || s.d % (4 * f->n) != 0 || nqf > 16 || nof > 16) return false;
+  if (s.group == 0 || s.heads % s.kv_heads != 0) return false;
+  const int64_t nt = kPrefillSgSubgroups * f->subgroup;
+  if (nt > caps.limits.max_compute_invocations_per_workgroup || nt > caps.limits.max_compute_workgroup_size_x)
+    return false;
+  const int64_t hpw = std::gcd(s.group, kPrefillSgSubgroups);
+  int64_t bkv = 0;
+  for (int64_t b : {32, 16}) {
+    const bool shape_ok = b % f->n == 0 && b % f->k == 0 && b % lpr == 0;
+    // The Q fragments are staged through the K tile, one fragment column at a time.
+    const bool q_fits = kPrefillSgSubgroups * f->m * (f->k + 8) <= b * (s.d + 8);
+    if (shape_ok && q_fits && prefill_sg_smem(s.d, f->m, b) <= caps.limits.max_compute_workgroup_storage_size) {
+      bkv = b;
+      break;
+    }
+  }
+  if (bkv == 0) return false;
+  const int64_t rows = kPrefillSgSubgroups / hpw * f->m;
+  if ((s.lq + rows - 1) / rows > caps.limits.max_compute_workgroups_per_dimension ||
+      s.heads / hpw > caps.limits.max_compute_workgroups_per_dimension)
+    return false;
+  sh.kernel = AttnKernel::PrefillSg;
+  sh.sm = static_cast<uint8_t>(f->m);
+  sh.sn = static_cast<uint8_t>(f->n);
+  sh.sk = static_cast<uint8_t>(f->k);
+  sh.sgs = static_cast<uint8_t>(f->subgroup);
+  sh.hpw = static_cast<uint16_t>(hpw);
+  sh.bkv = static_cast<uint16_t>(bkv);
+  sh.group = static_cast<uint16_t>(s.group);
+  return true;
+}
+
 }  // namespace
 
 Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tu, const OpCall& call) {
@@ -122,16 +178,22 @@ Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tu, co
   const int64_t tile = decode_tile(caps, s.d, s.group);
   const bool decode = s.lq <= kDecodeMaxQueries && (tile > 0 || sg.lanes > 0);
   const int64_t smem_limit = caps.limits.max_compute_workgroup_storage_size;
+  for (const auto* list : {&call.inputs, &call.outputs})
+    for (const Tensor& t : *list)
+      if (t.defined() && t.storage()->nbytes() / dtype_size(t.dtype()) >= (uint64_t{1} << 31))
+        return P::no("more than 2^31 elements in one buffer");
+  if (!decode && prefill_sg_config(caps, tu, call, s, plan.shader)) {
+    plan.shader.q_f16 = plan.shader.k_f16 = 1;
+    plan.shader.d = static_cast<uint16_t>(s.d);
+    plan.o_f16 = 1;
+    return p;
+  }
   if (!decode && prefill_smem(s.d) > smem_limit)
     return P::no("head_dim " + std::to_string(s.d) + " needs " + std::to_string(prefill_smem(s.d)) +
                  " bytes of workgroup memory, the adapter allows " + std::to_string(smem_limit));
   if (s.heads > caps.limits.max_compute_workgroups_per_dimension ||
       (s.lq + kPrefillBQ - 1) / kPrefillBQ > caps.limits.max_compute_workgroups_per_dimension)
     return P::no("too many heads or queries for one dispatch grid");
-  for (const auto* list : {&call.inputs, &call.outputs})
-    for (const Tensor& t : *list)
-      if (t.defined() && t.storage()->nbytes() / dtype_size(t.dtype()) >= (uint64_t{1} << 31))
-        return P::no("more than 2^31 elements in one buffer");
 
   AttnShader& sh = plan.shader;
   sh.q_f16 = call.inputs[0].dtype() == DType::F16;
@@ -181,6 +243,19 @@ ShaderVariant AttnPlan::variant() const {
     case AttnKernel::Prefill:
       v.shader = "attention_prefill";
       v.defines.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
+      break;
+    case AttnKernel::PrefillSg:
+      v.shader = "attention_prefill_sg";
+      v.defines = {{"D", std::to_string(s.d)},
+                   {"SM", std::to_string(s.sm)},
+                   {"SN", std::to_string(s.sn)},
+                   {"SK", std::to_string(s.sk)},
+                   {"SGS", std::to_string(s.sgs)},
+                   {"HPW", std::to_string(s.hpw)},
+                   {"NSG", std::to_string(kPrefillSgSubgroups)},
+                   {"BKV", std::to_string(s.bkv)},
+                   {"NQF", std::to_string(s.d / s.sk)},
+                   {"NOF", std::to_string(s.d / s.sn)}};
       break;
     case AttnKernel::DecodeSg:
       v.shader = "attention_decode_sg";

@@ -1,4 +1,4 @@
-// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* settings into typed kernel tuning, cached per
+// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_* settings into typed kernel tuning, cached per
 // settings snapshot, and the C++ override.
 #include "webgpu/plans/tuning.hpp"
 
@@ -61,6 +61,7 @@ ReduceTuning reduce_from(const Settings& s) { return {*s.reduce_subgroups}; }
 
 AttentionTuning attention_from(const Settings& s) {
   AttentionTuning t;
+  t.prefill_scalar = *s.attn_prefill_scalar;
   t.decode_split = *s.attn_decode_split;
   t.warps = *s.attn_decode_warps;
   t.lanes = *s.attn_decode_lanes;
