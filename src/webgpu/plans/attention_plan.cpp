@@ -132,8 +132,8 @@ bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall
   int64_t bkv = 0;
   for (int64_t b : {32, 16}) {
     const bool shape_ok = b % f->n == 0 && b % f->k == 0 && b % lpr == 0;
-    // The Q fragments are staged through the K tile, one fragment column at a time.
-    const bool q_fits = kPrefillSgSubgroups * f->m * (f->k + 8) <= b * (s.d + 8);
+    // The Q fragments are staged through the K/V tiles, one fragment column at a time.
+    const bool q_fits = kPrefillSgSubgroups * f->m * (f->k + 8) <= 2 * b * (s.d + 8);
     if (shape_ok && q_fits && prefill_sg_smem(s.d, f->m, b) <= caps.limits.max_compute_workgroup_storage_size) {
       bkv = b;
       break;

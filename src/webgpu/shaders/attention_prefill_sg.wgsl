@@ -64,6 +64,7 @@ const KST: u32 = D + 8u;      // K / V tile [key][d]
 const SST: u32 = BKV + 4u;    // f32 scratch [row][key]
 const PST: u32 = BKV + 8u;    // P scratch [row][key]
 const QST: u32 = SK + 8u;     // Q staging [row][d], one fragment column at a time
+const VOFF: u32 = BKV * KST;  // the V tile in KV
 const TAU: f32 = 8.0;
 const LOG2E: f32 = 1.4426950408889634;
 const NONE: u32 = 0xffffffffu;
@@ -74,8 +75,8 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(3) var<storage, read_write> o: array<f16>;
 @group(0) @binding(4) var<uniform> p: AttnParams;
 
-var<workgroup> Ks: array<f16, BKV * KST>;
-var<workgroup> Vs: array<f16, BKV * KST>;
+// The K tile, then the V tile (one array: the Q staging uses both).
+var<workgroup> KV: array<f16, 2u * BKV * KST>;
 var<workgroup> Ss: array<f32, NSG * SM * SST>;
 var<workgroup> Ps: array<f16, NSG * SM * PST>;
 // Per tile parity: bit 0 = the staged V holds a non-finite value, bit 1 = some row's reference
@@ -93,7 +94,7 @@ fn q_row(rr: u32, q0: u32) -> u32 {
   return select(NONE, qi, qi < p.lq);
 }
 
-// Left fragment c of this subgroup's Q rows (d in [c SK, c SK + SK)), staged through the K tile:
+// Left fragment c of this subgroup's Q rows (d in [c SK, c SK + SK)), staged through the K/V tiles:
 // all subgroups' rows at once (called in workgroup-uniform control flow).
 fn q_frag(lid: u32, sg: u32, q0: u32, h0: u32, c: u32) -> LM {
   workgroupBarrier();
@@ -104,10 +105,10 @@ fn q_frag(lid: u32, sg: u32, q0: u32, h0: u32, c: u32) -> LM {
     var x = vec4<f16>();
     if (qi != NONE) { x = q[((qi * p.heads + h0 + rr / (SM * RS)) * D + c * SK + cc) / 4u]; }
     let at = rr * QST + cc;
-    Ks[at] = x.x; Ks[at + 1u] = x.y; Ks[at + 2u] = x.z; Ks[at + 3u] = x.w;
+    KV[at] = x.x; KV[at + 1u] = x.y; KV[at + 2u] = x.z; KV[at + 3u] = x.w;
   }
   workgroupBarrier();
-  return subgroupMatrixLoad<LM>(&Ks, sg * SM * QST, false, QST);
+  return subgroupMatrixLoad<LM>(&KV, sg * SM * QST, false, QST);
 }
 
 // Vec4 index in k / v of element e (vec4 units) of the tile at key kt, or NONE past the keys.
@@ -125,8 +126,8 @@ fn nonfinite(x: vec4<f16>) -> bool {
   return any(lo) || any(hi);
 }
 
-fn ldk(kb: u32, c: u32) -> RM { return subgroupMatrixLoad<RM>(&Ks, kb + c * SK, true, KST); }
-fn ldv(vb: u32, f: u32) -> RM { return subgroupMatrixLoad<RM>(&Vs, vb + f * SN, false, KST); }
+fn ldk(kb: u32, c: u32) -> RM { return subgroupMatrixLoad<RM>(&KV, kb + c * SK, true, KST); }
+fn ldv(vb: u32, f: u32) -> RM { return subgroupMatrixLoad<RM>(&KV, VOFF + vb + f * SN, false, KST); }
 
 // Multiplies row rl of a fragment by fac (the lane's row factor): through the scratch.
 fn rescale(x: AM, fac: f32, sbase: u32, rl: u32, part: u32) -> AM {
@@ -146,7 +147,7 @@ fn pv_guarded(x: AM, f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) -> AM {
     var acc = Ss[sbase + rl * SST + n];
     for (var j = 0u; j < BKV; j++) {
       let w = f32(Ps[pbase + rl * PST + j]);
-      if (w != 0.0) { acc += w * f32(Vs[j * KST + f * SN + n]); }
+      if (w != 0.0) { acc += w * f32(KV[VOFF + j * KST + f * SN + n]); }
     }
     Ss[sbase + rl * SST + n] = acc;
   }
@@ -230,7 +231,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var m = NEG_BIG;  // the row's reference max (log2 units)
   var l = 0.0;      // the lane's part of the row's weight sum
 
-  // Tile 0 staged after the Q rounds (which used Ks); later tiles are fetched into registers
+  // Tile 0 staged after the Q rounds (which used KV); later tiles are fetched into registers
   // during the previous tile's math.
   var rk: array<vec4<f16>, LKV>;
   var rv: array<vec4<f16>, LKV>;
@@ -243,8 +244,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (s != NONE) { xk = k[s]; xv = v[s]; }
     if (e < BKV * D4) {
       let at = kv_dst(e);
-      Ks[at] = xk.x; Ks[at + 1u] = xk.y; Ks[at + 2u] = xk.z; Ks[at + 3u] = xk.w;
-      Vs[at] = xv.x; Vs[at + 1u] = xv.y; Vs[at + 2u] = xv.z; Vs[at + 3u] = xv.w;
+      KV[at] = xk.x; KV[at + 1u] = xk.y; KV[at + 2u] = xk.z; KV[at + 3u] = xk.w;
+      let av = VOFF + at;
+      KV[av] = xv.x; KV[av + 1u] = xv.y; KV[av + 2u] = xv.z; KV[av + 3u] = xv.w;
       if (nonfinite(xv)) { atomicOr(&flags[0], 1u); }
     }
   }
@@ -302,7 +304,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let e = lid + i * NT;
         if (e < BKV * D4) {
           let at = kv_dst(e);
-          Ks[at] = rk[i].x; Ks[at + 1u] = rk[i].y; Ks[at + 2u] = rk[i].z; Ks[at + 3u] = rk[i].w;
+          KV[at] = rk[i].x; KV[at + 1u] = rk[i].y; KV[at + 2u] = rk[i].z; KV[at + 3u] = rk[i].w;
         }
       }
     }
@@ -410,8 +412,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var i = 0u; i < LKV; i++) {
         let e = lid + i * NT;
         if (e < BKV * D4) {
-          let at = kv_dst(e);
-          Vs[at] = rv[i].x; Vs[at + 1u] = rv[i].y; Vs[at + 2u] = rv[i].z; Vs[at + 3u] = rv[i].w;
+          let at = VOFF + kv_dst(e);
+          KV[at] = rv[i].x; KV[at + 1u] = rv[i].y; KV[at + 2u] = rv[i].z; KV[at + 3u] = rv[i].w;
           if (nonfinite(rv[i])) { atomicOr(&flags[(t + 1u) & 1u], 1u); }
         }
       }
