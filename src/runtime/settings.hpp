@@ -115,6 +115,7 @@ struct Settings {
   Setting<F16Store> matmul_f16 = F16Store::Auto;
   Setting<bool> reduce_subgroups = true;
   Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=scalar
+  Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;

@@ -356,6 +356,25 @@ TEST(AttentionPlan, PrefillOnSubgroupMatrices) {
   EXPECT_EQ(prefill_sg_rows(pl.shader), 16);
   expect_variant_expands(pl.variant(), "prefill sg 8x8x8");
   EXPECT_FALSE(pl.key() == p.key());
+  // A tuned tile (WGT_ATTN_PREFILL_SG): 4 subgroups of one head's rows each for GQA 4.
+  AttentionTuning tu;
+  tu.prefill_sg = {{4, 64}};
+  const AttnPlan pt = ok(plan_attention(h200.caps(), tu, attn_f16(100, 8, 64, 100, 2)));
+  EXPECT_EQ(pt.shader.nsg, 4);
+  EXPECT_EQ(pt.shader.bkv, 64);
+  EXPECT_EQ(prefill_sg_rows(pt.shader), 16);
+  expect_variant_expands(pt.variant(), "prefill sg 4x64");
+  // Tiles the adapter cannot run are typed errors naming the variable.
+  for (std::array<uint32_t, 2> bad : {std::array<uint32_t, 2>{8, 64}, {3, 32}, {8, 24}, {32, 32}, {8, 0}}) {
+    tu.prefill_sg = bad;
+    try {
+      (void)plan_attention(h200.caps(), tu, attn_f16(100, 8, 128, 100, 2));
+      ADD_FAILURE() << bad[0] << "x" << bad[1] << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("WGT_ATTN_PREFILL_SG"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(AttentionPlan, PrefillStaysScalarWhereTheSgKernelDoesNotApply) {

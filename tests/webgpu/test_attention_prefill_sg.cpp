@@ -247,6 +247,18 @@ TEST_F(WebGpuAttentionPrefillSg, NanAndInfFollowTheReference) {
   EXPECT_GT(finite, nans);
 }
 
+// WGT_ATTN_PREFILL_SG changes the schedule (subgroups per workgroup, keys per tile), never the
+// result: one subgroup (one head per workgroup even for GQA 4), short tiles, long tiles.
+TEST_F(WebGpuAttentionPrefillSg, TunedTilesKeepResults) {
+  const std::string expect = adapter_has_f16_matrices() ? kSg : kScalar;
+  const Case c{100, 100, 4, 1, 64, true};
+  for (const char* tile : {"1x8", "4x16", "2x64"}) {
+    EnvGuard env("WGT_ATTN_PREFILL_SG", tile);
+    EXPECT_EQ(expect_close(c, 1000), expect) << tile;
+    if (HasFatalFailure()) return;
+  }
+}
+
 // WGT_ATTN_PREFILL=scalar forces the scalar kernel; a general mask and f32 queries stay on it.
 TEST_F(WebGpuAttentionPrefillSg, KernelChoice) {
   const bool tc = adapter_has_f16_matrices();

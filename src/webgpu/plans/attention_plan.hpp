@@ -24,7 +24,7 @@ struct AttnShader {
   uint16_t sg_min = 0;                      // DecodeSg: the adapter's smallest subgroup
   uint16_t tile = 0;                        // DecodeStaged: keys staged per tile
   uint8_t sm = 0, sn = 0, sk = 0, sgs = 0;  // PrefillSg: fragment shape, the adapter's subgroup size
-  uint16_t hpw = 0, bkv = 0;                // PrefillSg: query heads per workgroup, keys per tile
+  uint16_t nsg = 0, hpw = 0, bkv = 0;       // PrefillSg: subgroups, query heads per workgroup, keys per tile
 };
 
 struct AttnPlan {
@@ -42,11 +42,12 @@ struct AttnPlan {
 Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tuning, const OpCall& call);
 
 constexpr int64_t kPrefillBQ = 16, kPrefillBK = 16, kPrefillTPR = 8;
-// The subgroup-matrix prefill kernel: subgroups per workgroup; the workgroup's query rows per
-// head are (subgroups / heads per workgroup) fragments of SM rows.
-constexpr int64_t kPrefillSgSubgroups = 8;
+// The subgroup-matrix prefill kernel's default subgroups per workgroup and keys per tile
+// (WGT_ATTN_PREFILL_SG overrides both); the workgroup's query rows per head are
+// (subgroups / heads per workgroup) fragments of SM rows.
+constexpr int64_t kPrefillSgSubgroups = 8, kPrefillSgKeys = 32;
 // Query rows per workgroup (per head) of a PrefillSg plan: the launcher's grid.
-inline int64_t prefill_sg_rows(const AttnShader& s) { return kPrefillSgSubgroups / s.hpw * s.sm; }
+inline int64_t prefill_sg_rows(const AttnShader& s) { return s.nsg / s.hpw * s.sm; }
 constexpr int64_t kDecodeMaxQueries = 4;  // above this the prefill kernel reads K/V fewer times
 
 }  // namespace wgt::webgpu
