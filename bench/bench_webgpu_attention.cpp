@@ -4,11 +4,14 @@
 // kernel time per call from timestamp queries ("gpu": the sum of the call's kernels; shown
 // as "-" without timestamp-query). Rates are given for both:
 //   decode : 1 query, KV 4096, 32 heads / 8 KV heads, d 128, f16 cache -> GB/s of K+V bytes
-//   prefill: seq 4096 causal, 32 / 8 heads, d 128, f16 K/V -> TFLOP/s (4 H d per visible pair)
+//   prefill: seq 4096 causal, 32 / 8 heads, d 128, f16 K/V, f32 q (--prefill-q f16: f16 q and
+//            output, which the subgroup-matrix kernel needs; WGT_ATTN_PREFILL=scalar forces the
+//            scalar kernel) -> TFLOP/s (4 H d per visible pair)
 //   block  : one decode step of a llama-7B-shaped block (4096 wide, 32 heads, ffn 11008,
 //            f16 weights, f16 cache) -> GB/s of weight bytes
 //
 //   bench_webgpu_attention [--case decode|prefill|block|all] [--kv N] [--seq N] [--ms N]
+//                          [--prefill-q f32|f16]
 //                          [--block-dim N] [--block-ffn N]   (head_dim stays 128)
 //                          [--block-quant q4_0|q4_k|q6_k|q8_0|...]   (projections packed in
 //                          that GGUF format, quantized on the host; default f16)
@@ -25,6 +28,7 @@
 
 #include "bench_json.hpp"
 #include "bench_timing.hpp"
+#include "webgpu/kernels/nn.hpp"
 #include "wgt/webgpu_info.hpp"
 #include "wgt/wgt.hpp"
 
@@ -41,11 +45,13 @@ struct Options {
   int64_t block_dim = 4096, block_ffn = 11008;  // smaller values for a smoke run on lavapipe
   double target_ms = 300;
   std::string block_quant;  // empty: f16 projections
+  DType prefill_q = DType::F32;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_attention: %s\nusage: bench_webgpu_attention [--case decode|prefill|block|all] "
-                       "[--kv N] [--seq N] [--ms N] [--block-dim N] [--block-ffn N] [--block-quant TYPE]\n", why.c_str());
+                       "[--kv N] [--seq N] [--ms N] [--prefill-q f32|f16] [--block-dim N] [--block-ffn N] "
+                       "[--block-quant TYPE]\n", why.c_str());
   std::exit(2);
 }
 
@@ -64,6 +70,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--block-dim") o.block_dim = std::stoll(next());
     else if (a == "--block-ffn") o.block_ffn = std::stoll(next());
     else if (a == "--block-quant") o.block_quant = next();
+    else if (a == "--prefill-q") {
+      const std::string t = next();
+      if (t != "f32" && t != "f16") usage("--prefill-q takes f32 or f16");
+      o.prefill_q = t == "f16" ? DType::F16 : DType::F32;
+    }
     else usage("unknown argument " + a);
   }
   return o;
@@ -143,9 +154,10 @@ void bench_decode(const Options& o) {
 
 void bench_prefill(const Options& o) {
   const int64_t H = 32, Hkv = 8, D = 128, L = o.seq;
-  Tensor q = randn_on({L, H, D}, 4, DType::F32, kGpu);
+  Tensor q = randn_on({L, H, D}, 4, o.prefill_q, kGpu);
   Tensor k = randn_on({L, Hkv, D}, 5, DType::F16, kGpu), v = randn_on({L, Hkv, D}, 6, DType::F16, kGpu);
   Tensor got = attention(q, k, v);
+  const std::string kernel = webgpu::attention_last_shader();
   // The full oracle is O(L^2) in double; the last 4 queries (which see every key) check the
   // whole key range: attention of q[-4:] over all keys equals the prefill's last 4 rows.
   set_mode(PolicyMode::CpuOnly, CpuMode::Reference);
@@ -154,10 +166,12 @@ void bench_prefill(const Options& o) {
   set_mode(PolicyMode::Auto);
   const bench::Timing t = time_per_call([&] { (void)attention(q, k, v); }, o.target_ms);
   const double flops = 4.0 * H * D * (static_cast<double>(L) * (L + 1) / 2);
-  std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, f16 K/V: wall %9.3f ms %6.2f TFLOP/s | gpu %s ms %s TFLOP/s  max rel err %.2e / %.2e\n",
-              (long long)L, (long long)H, (long long)Hkv, (long long)D, t.wall_s * 1e3, flops / t.wall_s / 1e12,
+  std::printf("prefill seq %lld causal, %lld/%lld heads, d %lld, %s q, f16 K/V (%s): wall %9.3f ms %6.2f TFLOP/s | gpu %s ms %s TFLOP/s  max rel err %.2e / %.2e\n",
+              (long long)L, (long long)H, (long long)Hkv, (long long)D, dtype_name(o.prefill_q), kernel.c_str(),
+              t.wall_s * 1e3, flops / t.wall_s / 1e12,
               bench::fmt(t.gpu_s, 1e3, 9, 3).c_str(), bench::fmt(bench::rate(flops, t.gpu_s), 1e-12, 6, 2).c_str(), err, err0);
-  bench::emit(bench::Record("attention", "prefill seq" + std::to_string(L), "rate", "TFLOP/s", flops / t.wall_s / 1e12)
+  const std::string pcase = "prefill seq" + std::to_string(L) + (o.prefill_q == DType::F16 ? " q16 " + kernel : "");
+  bench::emit(bench::Record("attention", pcase, "rate", "TFLOP/s", flops / t.wall_s / 1e12)
                   .with("wall_ms", t.wall_s * 1e3).with("gpu_ms", t.gpu_s >= 0 ? t.gpu_s * 1e3 : NAN));
   print_top_kernels(t, 4);
   bench::print_gpu_note(t);

@@ -117,6 +117,8 @@ struct Settings {
   enum class FftKernel { Auto, Local, Stockham };
   Setting<FftKernel> fft_kernel = FftKernel::Auto;
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
+  Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=scalar
+  Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;

@@ -5,6 +5,7 @@
 // expressions and subgroup / f16 forms now come from the .wgsl through #if). No GPU needed.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <set>
 #include <string>
 
@@ -302,6 +303,116 @@ TEST(AttentionPlan, RejectsWhatNoKernelFits) {
   mixed.inputs[2] = t({4, 2, 8}, DType::F16);
   EXPECT_FALSE(plan_attention(defaults().caps(), {}, mixed).ok());
   EXPECT_TRUE(ok(plan_attention(defaults().caps(), {}, attn(1, 0, 8, 4, 0))).empty);
+}
+
+// The subgroup-matrix prefill kernel: f16 operands, no general mask, fragment shapes of the
+// H200 (16x16x16, subgroups of 32, 48 KiB) and of sid's lavapipe (8x8x8, subgroups of 8, 32 KiB).
+OpCall attn_f16(int64_t lq, int64_t heads, int64_t d, int64_t lk, int64_t kv_heads) {
+  const DType h = DType::F16;
+  OpCall c{OpKind::Attention, "attention", {t({lq, heads, d}, h), t({lk, kv_heads, d}, h), t({lk, kv_heads, d}, h)},
+           {t({lq, heads, d}, h)}, {}};
+  c.attrs.scalar0 = 0.125;
+  c.attrs.causal = true;
+  return c;
+}
+Adapter with_matrices(Adapter a, uint32_t m, uint32_t n, uint32_t k, uint32_t sgs, uint64_t smem) {
+  a.f.subgroup_matrix = true;
+  a.f.subgroup_matrix_configs = {{2, 1, m, n, k}, {6, 4, 16, 16, 32}};
+  a.l.subgroup_min_size = a.l.subgroup_max_size = static_cast<uint32_t>(sgs);
+  a.l.max_compute_workgroup_storage_size = smem;
+  return a;
+}
+
+TEST(AttentionPlan, PrefillOnSubgroupMatrices) {
+  const Adapter h200 = with_matrices(big_gpu(), 16, 16, 16, 32, 49152);
+  const AttnPlan p = ok(plan_attention(h200.caps(), {}, attn_f16(4096, 32, 128, 4096, 8)));
+  EXPECT_EQ(p.shader.kernel, AttnKernel::PrefillSg);
+  EXPECT_EQ(p.shader.sm * 10000 + p.shader.sn * 100 + p.shader.sk, 161616);
+  EXPECT_EQ(p.shader.sgs, 32);
+  EXPECT_EQ(p.shader.hpw, 4);  // the 4 query heads of a KV head share its tiles
+  EXPECT_EQ(p.shader.bkv, 32);
+  EXPECT_EQ(prefill_sg_rows(p.shader), 32);
+  expect_variant_expands(p.variant(), "prefill sg 16x16x16");
+  // Heads per workgroup: gcd(group, 8 subgroups); the rows per head fill the 8 subgroups.
+  for (auto [heads, kv, hpw] : {std::array<int, 3>{8, 8, 1}, {6, 2, 1}, {16, 2, 8}, {32, 2, 8}, {12, 2, 2}}) {
+    const AttnPlan g = ok(plan_attention(h200.caps(), {}, attn_f16(100, heads, 64, 100, kv)));
+    EXPECT_EQ(g.shader.kernel, AttnKernel::PrefillSg) << heads << "/" << kv;
+    EXPECT_EQ(g.shader.hpw, hpw) << heads << "/" << kv;
+    EXPECT_EQ(prefill_sg_rows(g.shader), 8 / hpw * 16) << heads << "/" << kv;
+  }
+  // d 256: the 32-key tiles exceed 48 KiB, 16-key ones fit.
+  EXPECT_EQ(ok(plan_attention(h200.caps(), {}, attn_f16(100, 8, 256, 100, 2))).shader.bkv, 16);
+  // 16x8x16: twice as many output fragments along d.
+  const Adapter narrow = with_matrices(big_gpu(), 16, 8, 16, 32, 49152);
+  const AttnPlan pn = ok(plan_attention(narrow.caps(), {}, attn_f16(300, 8, 128, 300, 2)));
+  EXPECT_EQ(pn.shader.kernel, AttnKernel::PrefillSg);
+  EXPECT_EQ(pn.shader.sn, 8);
+  expect_variant_expands(pn.variant(), "prefill sg 16x8x16");
+  // lavapipe: 8x8x8 and d 128 still fit 32 KiB with 32-key tiles.
+  const Adapter lvp = with_matrices(big_gpu(), 8, 8, 8, 8, 32768);
+  const AttnPlan pl = ok(plan_attention(lvp.caps(), {}, attn_f16(200, 8, 128, 200, 2)));
+  EXPECT_EQ(pl.shader.kernel, AttnKernel::PrefillSg);
+  EXPECT_EQ(pl.shader.bkv, 32);
+  EXPECT_EQ(prefill_sg_rows(pl.shader), 16);
+  expect_variant_expands(pl.variant(), "prefill sg 8x8x8");
+  EXPECT_FALSE(pl.key() == p.key());
+  // A tuned tile (WGT_ATTN_PREFILL_SG): 4 subgroups of one head's rows each for GQA 4.
+  AttentionTuning tu;
+  tu.prefill_sg = {{4, 64}};
+  const AttnPlan pt = ok(plan_attention(h200.caps(), tu, attn_f16(100, 8, 64, 100, 2)));
+  EXPECT_EQ(pt.shader.nsg, 4);
+  EXPECT_EQ(pt.shader.bkv, 64);
+  EXPECT_EQ(prefill_sg_rows(pt.shader), 16);
+  expect_variant_expands(pt.variant(), "prefill sg 4x64");
+  // Tiles the adapter cannot run are typed errors naming the variable.
+  for (std::array<uint32_t, 2> bad : {std::array<uint32_t, 2>{8, 64}, {3, 32}, {8, 24}, {32, 32}, {8, 0}}) {
+    tu.prefill_sg = bad;
+    try {
+      (void)plan_attention(h200.caps(), tu, attn_f16(100, 8, 128, 100, 2));
+      ADD_FAILURE() << bad[0] << "x" << bad[1] << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("WGT_ATTN_PREFILL_SG"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(AttentionPlan, PrefillStaysScalarWhereTheSgKernelDoesNotApply) {
+  const Adapter h200 = with_matrices(big_gpu(), 16, 16, 16, 32, 49152);
+  auto kernel = [](const Adapter& a, const OpCall& c, const AttentionTuning& tu = {}) {
+    return ok(plan_attention(a.caps(), tu, c)).shader.kernel;
+  };
+  const OpCall base = attn_f16(100, 8, 128, 100, 2);
+  ASSERT_EQ(kernel(h200, base), AttnKernel::PrefillSg);
+  AttentionTuning scalar;
+  scalar.prefill_scalar = true;  // WGT_ATTN_PREFILL=scalar
+  EXPECT_EQ(kernel(h200, base, scalar), AttnKernel::Prefill);
+  EXPECT_EQ(kernel(big_gpu(), base), AttnKernel::Prefill);  // no subgroup matrices
+  Adapter no_f16 = h200;
+  no_f16.f.shader_f16 = false;
+  EXPECT_EQ(kernel(no_f16, base), AttnKernel::Prefill);
+  Adapter varying = h200;  // the subgroup size is not fixed
+  varying.l.subgroup_min_size = 16;
+  EXPECT_EQ(kernel(varying, base), AttnKernel::Prefill);
+  OpCall masked = base;
+  masked.attrs.has_mask = true;
+  masked.inputs.push_back(t({100, 100}, DType::F16));
+  EXPECT_EQ(kernel(h200, masked), AttnKernel::Prefill);
+  OpCall q32 = base;  // f32 queries (and output)
+  q32.inputs[0] = t({100, 8, 128});
+  q32.outputs[0] = t({100, 8, 128});
+  EXPECT_EQ(kernel(h200, q32), AttnKernel::Prefill);
+  OpCall kv32 = base;
+  kv32.inputs[1] = t({100, 2, 128});
+  kv32.inputs[2] = t({100, 2, 128});
+  EXPECT_EQ(kernel(h200, kv32), AttnKernel::Prefill);
+  // Head dims that are not 4 to 16 fragments in steps of 4: 96 (6 of 16), 512 (32 of 16).
+  EXPECT_EQ(kernel(h200, attn_f16(100, 8, 96, 100, 2)), AttnKernel::Prefill);
+  const Adapter roomy = with_matrices(big_gpu(), 16, 16, 16, 32, 131072);  // where the scalar kernel fits d 512
+  EXPECT_EQ(kernel(roomy, attn_f16(100, 8, 512, 100, 2)), AttnKernel::Prefill);
+  // Decode stays on the decode kernels.
+  EXPECT_EQ(kernel(h200, attn_f16(kDecodeMaxQueries, 8, 128, 1000, 2)), AttnKernel::DecodeSg);
+  EXPECT_EQ(kernel(h200, attn_f16(kDecodeMaxQueries + 1, 8, 128, 1000, 2)), AttnKernel::PrefillSg);
 }
 
 // ---- indexing ----

@@ -8,12 +8,15 @@
 // f16 needs no shader-f16 feature and there is one code path on every adapter. Packed f16 is
 // kept even where shader-f16 exists: these kernels are bound by memory traffic, which is the
 // same two bytes per element either way, and unpack2x16float is one conversion instruction.
+// The exception is the subgroup-matrix prefill kernel (native f16: its fragments are loaded
+// from f16 arrays and it exists only where shader-f16 does).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "webgpu/context.hpp"
+#include "webgpu/kernels/nn.hpp"
 #include "webgpu/plans/attention_plan.hpp"
 #include "webgpu/plans/nn_plan.hpp"
 
@@ -314,6 +317,11 @@ struct AttnParams {  // mirrors AttnParams of attention_common.wgsl
 };
 static_assert(sizeof(AttnParams) == 64, "AttnParams must match attention_common.wgsl");
 
+// The plan of this thread's latest attention launch, for attention_last_shader() (its name is
+// built only when asked: the launch path stays free of string work).
+thread_local AttnPlan g_last_attn;
+thread_local bool g_have_last_attn = false;
+
 Planned<AttnPlan> plan_attention_for(const Context& ctx, const OpCall& call) {
   return plan_attention(Caps::of(ctx), attention_tuning(), call);
 }
@@ -336,7 +344,21 @@ void encode_attention(Context& ctx, OpCall& call, const AttnPlan& plan) {
   p.has_mask = has_mask ? 1 : 0;
   p.scale = static_cast<float>(call.attrs.scalar0);
   const Pipeline* first = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
+  g_last_attn = plan;
+  g_have_last_attn = true;
 
+  if (plan.shader.kernel == AttnKernel::PrefillSg) {
+    const int64_t rows = prefill_sg_rows(plan.shader);
+    Dispatch dp;
+    dp.pipeline = first;
+    dp.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(o, false)};
+    dp.params = &p;
+    dp.params_size = sizeof p;
+    dp.groups_x = u32((lq + rows - 1) / rows);
+    dp.groups_y = u32(heads / plan.shader.hpw);
+    ctx.dispatch(dp);
+    return;
+  }
   if (plan.shader.kernel == AttnKernel::Prefill) {
     Dispatch dp;
     dp.pipeline = first;
@@ -379,6 +401,12 @@ void encode_attention(Context& ctx, OpCall& call, const AttnPlan& plan) {
 }
 
 }  // namespace
+
+const std::string& attention_last_shader() {
+  thread_local std::string name;
+  name = g_have_last_attn ? g_last_attn.variant().shader : std::string();
+  return name;
+}
 
 void register_nn_kernels(KernelRegistry& r) {
   for (OpKind k : {OpKind::Rope, OpKind::SiluMul, OpKind::KVAppend}) r.add_planned<NnPlan, plan_nn_for, encode_nn>(k);

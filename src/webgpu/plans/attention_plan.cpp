@@ -3,7 +3,10 @@
 #include "webgpu/plans/attention_plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
+
+#include "webgpu/plans/matmul_plan.hpp"
 
 namespace wgt::webgpu {
 namespace {
@@ -99,6 +102,81 @@ int64_t decode_sg_chunk(const Caps& caps, const AttentionTuning& tu, const AttnS
   return chunk;
 }
 
+// Workgroup bytes of attention_prefill_sg.wgsl: the K and V tiles [bkv][d + 8] f16, and per
+// subgroup an f32 scratch [sm][bkv + 4] and a P scratch [sm][bkv + 8] f16, and two flag words.
+int64_t prefill_sg_smem(int64_t d, int64_t sm, int64_t nsg, int64_t bkv) {
+  return 2 * bkv * (d + 8) * 2 + nsg * sm * ((bkv + 4) * 4 + (bkv + 8) * 2) + 8;
+}
+
+// Empty when `nsg` subgroups and `bkv`-key tiles run this shape on this adapter, else why not.
+std::string prefill_sg_problem(const Caps& caps, const SgMatShape& f, int64_t d, int64_t nsg, int64_t bkv) {
+  const int64_t lpr = f.subgroup / f.m;
+  if (nsg < 1 || nsg > 16 || (nsg & (nsg - 1)) != 0) return "the subgroups must be 1, 2, 4, 8 or 16";
+  if (nsg * f.subgroup > caps.limits.max_compute_invocations_per_workgroup ||
+      nsg * f.subgroup > caps.limits.max_compute_workgroup_size_x)
+    return std::to_string(nsg * f.subgroup) + " invocations exceed the device limit";
+  if (bkv < 1 || bkv > 256 || bkv % f.n || bkv % f.k || bkv % lpr)
+    return "the keys per tile must be a multiple of " + std::to_string(std::max<int64_t>({f.n, f.k, lpr})) +
+           " up to 256";
+  // The Q fragments are staged through the K/V tiles, one fragment column at a time.
+  if (nsg * f.m * (f.k + 8) > 2 * bkv * (d + 8)) return "the K/V tiles are too small to stage Q through";
+  const int64_t smem = prefill_sg_smem(d, f.m, nsg, bkv);
+  if (smem > caps.limits.max_compute_workgroup_storage_size)
+    return "needs " + std::to_string(smem) + " bytes of workgroup memory, the adapter allows " +
+           std::to_string(caps.limits.max_compute_workgroup_storage_size);
+  return {};
+}
+
+// Fills the PrefillSg fields of `sh` and returns true where the subgroup-matrix prefill kernel
+// runs this call: f16 q / k / v / output on the adapter's f16 subgroup matrices (a fixed
+// subgroup size that is a multiple of the fragment's rows), no general mask, a head dim of 4 to
+// 16 fragments each way (in steps of 4: the shader's named fragments), and a tile that fits the
+// workgroup memory: the tuning's, else 8 subgroups with 32 keys, or 16 keys where 32 do not fit.
+// Throws InvalidArgument for a tuned tile that does not fit.
+bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall& call, const AttnShape& s,
+                       AttnShader& sh) {
+  if (tu.prefill_scalar || call.attrs.has_mask || !caps.features.shader_f16 || !caps.features.subgroups) return false;
+  for (const Tensor& t : {call.inputs[0], call.inputs[1], call.inputs[2]})
+    if (t.dtype() != DType::F16) return false;
+  const std::optional<SgMatShape> f = sgmat_shape(caps);
+  if (!f || f->subgroup % f->m != 0) return false;
+  const int64_t lpr = f->subgroup / f->m;  // lanes per scratch row: a power of two dividing SN
+  if ((lpr & (lpr - 1)) != 0 || f->n % lpr != 0) return false;
+  const int64_t nqf = s.d / f->k, nof = s.d / f->n;
+  if (s.d % (4 * f->k) != 0 || s.d % (4 * f->n) != 0 || nqf > 16 || nof > 16) return false;
+  if (s.group == 0 || s.heads % s.kv_heads != 0) return false;
+  int64_t nsg = kPrefillSgSubgroups, bkv = 0;
+  if (tu.prefill_sg) {
+    nsg = (*tu.prefill_sg)[0];
+    bkv = (*tu.prefill_sg)[1];
+    if (std::string why = prefill_sg_problem(caps, *f, s.d, nsg, bkv); !why.empty())
+      throw_error(ErrorKind::InvalidArgument, "attention",
+                  "WGT_ATTN_PREFILL_SG=" + std::to_string(nsg) + "x" + std::to_string(bkv) + ": " + why);
+  } else {
+    for (int64_t b : {kPrefillSgKeys, kPrefillSgKeys / 2})
+      if (prefill_sg_problem(caps, *f, s.d, nsg, b).empty()) {
+        bkv = b;
+        break;
+      }
+    if (bkv == 0) return false;
+  }
+  const int64_t hpw = std::gcd(s.group, nsg);
+  const int64_t rows = nsg / hpw * f->m;
+  if ((s.lq + rows - 1) / rows > caps.limits.max_compute_workgroups_per_dimension ||
+      s.heads / hpw > caps.limits.max_compute_workgroups_per_dimension)
+    return false;
+  sh.kernel = AttnKernel::PrefillSg;
+  sh.sm = static_cast<uint8_t>(f->m);
+  sh.sn = static_cast<uint8_t>(f->n);
+  sh.sk = static_cast<uint8_t>(f->k);
+  sh.sgs = static_cast<uint8_t>(f->subgroup);
+  sh.nsg = static_cast<uint16_t>(nsg);
+  sh.hpw = static_cast<uint16_t>(hpw);
+  sh.bkv = static_cast<uint16_t>(bkv);
+  sh.group = static_cast<uint16_t>(s.group);
+  return true;
+}
+
 }  // namespace
 
 Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tu, const OpCall& call) {
@@ -122,16 +200,22 @@ Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tu, co
   const int64_t tile = decode_tile(caps, s.d, s.group);
   const bool decode = s.lq <= kDecodeMaxQueries && (tile > 0 || sg.lanes > 0);
   const int64_t smem_limit = caps.limits.max_compute_workgroup_storage_size;
+  for (const auto* list : {&call.inputs, &call.outputs})
+    for (const Tensor& t : *list)
+      if (t.defined() && t.storage()->nbytes() / dtype_size(t.dtype()) >= (uint64_t{1} << 31))
+        return P::no("more than 2^31 elements in one buffer");
+  if (!decode && prefill_sg_config(caps, tu, call, s, plan.shader)) {
+    plan.shader.q_f16 = plan.shader.k_f16 = 1;
+    plan.shader.d = static_cast<uint16_t>(s.d);
+    plan.o_f16 = 1;
+    return p;
+  }
   if (!decode && prefill_smem(s.d) > smem_limit)
     return P::no("head_dim " + std::to_string(s.d) + " needs " + std::to_string(prefill_smem(s.d)) +
                  " bytes of workgroup memory, the adapter allows " + std::to_string(smem_limit));
   if (s.heads > caps.limits.max_compute_workgroups_per_dimension ||
       (s.lq + kPrefillBQ - 1) / kPrefillBQ > caps.limits.max_compute_workgroups_per_dimension)
     return P::no("too many heads or queries for one dispatch grid");
-  for (const auto* list : {&call.inputs, &call.outputs})
-    for (const Tensor& t : *list)
-      if (t.defined() && t.storage()->nbytes() / dtype_size(t.dtype()) >= (uint64_t{1} << 31))
-        return P::no("more than 2^31 elements in one buffer");
 
   AttnShader& sh = plan.shader;
   sh.q_f16 = call.inputs[0].dtype() == DType::F16;
@@ -181,6 +265,19 @@ ShaderVariant AttnPlan::variant() const {
     case AttnKernel::Prefill:
       v.shader = "attention_prefill";
       v.defines.push_back({"DPT", std::to_string((s.d + kPrefillTPR - 1) / kPrefillTPR)});
+      break;
+    case AttnKernel::PrefillSg:
+      v.shader = "attention_prefill_sg";
+      v.defines = {{"D", std::to_string(s.d)},
+                   {"SM", std::to_string(s.sm)},
+                   {"SN", std::to_string(s.sn)},
+                   {"SK", std::to_string(s.sk)},
+                   {"SGS", std::to_string(s.sgs)},
+                   {"HPW", std::to_string(s.hpw)},
+                   {"NSG", std::to_string(s.nsg)},
+                   {"BKV", std::to_string(s.bkv)},
+                   {"NQF", std::to_string(s.d / s.sk)},
+                   {"NOF", std::to_string(s.d / s.sn)}};
       break;
     case AttnKernel::DecodeSg:
       v.shader = "attention_decode_sg";

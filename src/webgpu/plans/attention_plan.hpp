@@ -1,5 +1,6 @@
-// The attention family's plan (OpKind::Attention): the flash-style prefill kernel
-// (attention_prefill.wgsl), or for decode (at most kDecodeMaxQueries queries) a split-KV pass 1,
+// The attention family's plan (OpKind::Attention): for prefill the flash-attention kernel on
+// subgroup matrices (attention_prefill_sg.wgsl) where it applies, else the scalar flash-style
+// kernel (attention_prefill.wgsl); for decode (at most kDecodeMaxQueries queries) a split-KV pass 1,
 // the subgroup kernel (attention_decode_sg.wgsl) where it applies or the staged one
 // (attention_decode.wgsl), and the reduction pass (attention_decode_reduce.wgsl), with the
 // key split. plan_attention is pure (no Dawn call); kernels/nn.cpp encodes the plan.
@@ -11,7 +12,7 @@
 
 namespace wgt::webgpu {
 
-enum class AttnKernel : uint8_t { Prefill, DecodeStaged, DecodeSg };
+enum class AttnKernel : uint8_t { Prefill, PrefillSg, DecodeStaged, DecodeSg };
 
 // The fields that select the (first) shader: the pipeline key is their bytes (no padding).
 struct AttnShader {
@@ -22,6 +23,8 @@ struct AttnShader {
   uint16_t lanes = 0, wg = 0, unroll = 0;   // DecodeSg: invocations per key, workgroup, keys per trip
   uint16_t sg_min = 0;                      // DecodeSg: the adapter's smallest subgroup
   uint16_t tile = 0;                        // DecodeStaged: keys staged per tile
+  uint8_t sm = 0, sn = 0, sk = 0, sgs = 0;  // PrefillSg: fragment shape, the adapter's subgroup size
+  uint16_t nsg = 0, hpw = 0, bkv = 0;       // PrefillSg: subgroups, query heads per workgroup, keys per tile
 };
 
 struct AttnPlan {
@@ -39,6 +42,12 @@ struct AttnPlan {
 Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tuning, const OpCall& call);
 
 constexpr int64_t kPrefillBQ = 16, kPrefillBK = 16, kPrefillTPR = 8;
+// The subgroup-matrix prefill kernel's default subgroups per workgroup and keys per tile
+// (WGT_ATTN_PREFILL_SG overrides both); the workgroup's query rows per head are
+// (subgroups / heads per workgroup) fragments of SM rows.
+constexpr int64_t kPrefillSgSubgroups = 8, kPrefillSgKeys = 32;
+// Query rows per workgroup (per head) of a PrefillSg plan: the launcher's grid.
+inline int64_t prefill_sg_rows(const AttnShader& s) { return s.nsg / s.hpw * s.sm; }
 constexpr int64_t kDecodeMaxQueries = 4;  // above this the prefill kernel reads K/V fewer times
 
 }  // namespace wgt::webgpu

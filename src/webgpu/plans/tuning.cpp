@@ -1,4 +1,5 @@
-// Conversion of the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* / WGT_FFT_* settings into typed kernel tuning, cached per
+// Conversion of the WGT_MATMUL_* / WGT_QMATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_* / WGT_FFT_* settings into
+// typed kernel tuning, cached per
 // settings snapshot, and the C++ override.
 #include "webgpu/plans/tuning.hpp"
 
@@ -65,6 +66,8 @@ ReduceTuning reduce_from(const Settings& s) { return {*s.reduce_subgroups}; }
 
 AttentionTuning attention_from(const Settings& s) {
   AttentionTuning t;
+  t.prefill_scalar = *s.attn_prefill_scalar;
+  if (const auto& g = *s.attn_prefill_sg) t.prefill_sg = {g->v[0], g->v[1]};
   t.decode_split = *s.attn_decode_split;
   t.warps = *s.attn_decode_warps;
   t.lanes = *s.attn_decode_lanes;

@@ -1,5 +1,6 @@
 // Tuning of the planned kernel families: typed values taken once per settings snapshot from
-// the WGT_MATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_DECODE_* / WGT_FFT_* variables (runtime/settings.hpp),
+// the WGT_MATMUL_* / WGT_QMATMUL_* / WGT_QMATVEC_* / WGT_REDUCE_* / WGT_ATTN_* / WGT_FFT_* variables
+// (runtime/settings.hpp),
 // or set in C++ (tests, benchmarks) with set_kernel_tuning_override. The plans read these and
 // never the environment. Checks that need the adapter (a tile that fits its limits) are the
 // plans' own.
@@ -49,8 +50,10 @@ struct ReduceTuning {
   bool subgroups = true;  // subgroup reductions where the device has them (WGT_REDUCE_SUBGROUPS)
 };
 
-// The decode attention kernels (M <= 4 queries; src/webgpu/plans/attention_plan.hpp).
+// The attention kernels (src/webgpu/plans/attention_plan.hpp): prefill and decode (M <= 4 queries).
 struct AttentionTuning {
+  bool prefill_scalar = false;  // prefill: always the scalar kernel, never the subgroup-matrix one
+  std::optional<std::array<uint32_t, 2>> prefill_sg;  // the subgroup-matrix prefill's subgroups x keys per tile
   bool decode_split = false;  // always the staged split-KV kernel, never the subgroup one
   std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
 };
