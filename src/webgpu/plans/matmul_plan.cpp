@@ -634,10 +634,13 @@ ShaderVariant MatmulPlan::variant() const {
       const bool b_direct = sv == SgVariant::BDirect || sv == SgVariant::BDirectWide;
       const bool alias = b_direct || sv == SgVariant::Copy;
       v.shader = "matmul_sgmat";
-      // The storage aliases a_h, b_h take bindings 3 and 4 (no fusion runs on this kernel).
+      // The storage aliases: a_h (fragment copy of A) at binding 3, then b_h, then the params
+      // (no fusion runs on this kernel); kernels/matmul.cpp binds them in that order.
+      const bool alias_a = alias && sv != SgVariant::BDirectWide;
       if (alias)
         for (auto& d : v.defines)
-          if (d.first == "P_BIND") d.second = "5";
+          if (d.first == "P_BIND") d.second = alias_a ? "5" : "4";
+      v.defines.push_back({"B_H_BIND", alias_a ? "4" : "3"});
       v.defines.insert(v.defines.end(), {{"SG_FETCH", wide ? "1" : alias && sv != SgVariant::BDirectWide ? "2" : "0"},
                                          {"B_DIRECT", tf(b_direct)}, {"SG_ALIAS", tf(alias)},
                                          {"VEC8", tf(wide)}, {"ABL", std::to_string(s.abl)}});

@@ -21,7 +21,7 @@
 // K are staged as zeros; the epilogue writes each fragment through workgroup memory so partial
 // tiles and the f32 -> f16 conversion need no special case.
 // Defines: BM BN BK FM FN SM SN SK SGS, B_KFAST, O_MODE (0 scalar, 1 vec4 stores), SG_FETCH
-// (0 8-byte loads, 1 16-byte loads, 2 fragment copy), B_DIRECT, SG_ALIAS (bindings a_h, b_h),
+// (0 8-byte loads, 1 16-byte loads, 2 fragment copy), B_DIRECT, SG_ALIAS (binding b_h at B_H_BIND; a_h with SG_FETCH 2),
 // ABL (ablation, wrong results), and the matmul_io.wgsl defines (A_STORE = B_STORE = 1,
 // A_VEC = B_VEC = true, VEC8 with SG_FETCH 1).
 enable f16;
@@ -30,11 +30,14 @@ enable chromium_experimental_subgroup_matrix;
 alias CT = f16;
 #include "matmul_io"
 
-#if SG_ALIAS
 // The same buffers as a and b, typed array<f16> for subgroupMatrixLoad (the fragment copy and
-// the B-direct path): two read-only storage bindings of one buffer may alias.
+// the B-direct path): two read-only storage bindings of one buffer may alias. Only the ones the
+// path reads are declared (the automatic layout drops unused bindings), B's after A's.
+#if SG_FETCH == 2
 @group(0) @binding(3) var<storage, read> a_h: array<f16>;
-@group(0) @binding(4) var<storage, read> b_h: array<f16>;
+#endif
+#if SG_ALIAS
+@group(0) @binding({{B_H_BIND}}) var<storage, read> b_h: array<f16>;
 #endif
 
 // Element e of B's chunk (vec4 or 8-half group e): row n of B_KFAST's n-rows, else k-row k.
