@@ -14,6 +14,10 @@
 // with scalar global loads (WGT_MATMUL_VEC=off) and, for f16, the packed-u32 storage path
 // (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile; for
 // f16 also the subgroup-matrix kernel off and each --sgmat tile (BMxBNxBKxFMxFN).
+// --sg-variants V1,... (WGT_MATMUL_SGMAT_VARIANT words) and --ablate A1,... (WGT_MATMUL_SGMAT_ABLATE
+// levels) add, for f16 (with or without --sweep), the auto tile and each --sgmat tile under each
+// data path, and the auto tile under each ablation. Ablated kernels compute wrong results by
+// design: they are timed without the verification gate and labelled so.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,6 +54,7 @@ struct Options {
   std::vector<std::string> gemv_vec{"256x32", "128x32", "512x32", "256x64", "256x16", "128x16", "64x32"};
   std::vector<std::string> sgmat{"128x128x32x4x2", "64x64x32x2x2", "128x64x32x4x2", "64x128x32x2x4",
                                  "128x128x32x2x4", "128x64x32x2x2", "128x128x16x4x2", "64x64x16x2x2"};
+  std::vector<std::string> sg_variants, ablate;
   double target_ms = 400;
 };
 
@@ -63,7 +68,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_matmul: %s\nusage: bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] "
-               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--sgmat BMxBNxBKxFMxFN,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
+               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--sgmat BMxBNxBKxFMxFN,...] [--sg-variants W,...] [--ablate N,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -95,6 +100,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--tiles") o.tiles = split(value());
     else if (a == "--sgmat") o.sgmat = split(value());
+    else if (a == "--sg-variants") o.sg_variants = split(value());
+    else if (a == "--ablate") o.ablate = split(value());
     else if (a == "--gemv") o.gemv = split(value());
     else if (a == "--gemv-vec") o.gemv_vec = split(value());
     else if (a == "--ms") o.target_ms = std::atof(value().c_str());
@@ -105,7 +112,7 @@ Options parse(int argc, char** argv) {
 
 // A variant = the environment the launcher reads (empty values = unset).
 struct Variant {
-  std::string label, tile, gemv, acc, vec = "", f16 = "", gemv_vec = "", sg = "", sgmat = "";
+  std::string label, tile, gemv, acc, vec = "", f16 = "", gemv_vec = "", sg = "", sgmat = "", sgvar = "", abl = "";
 };
 
 void apply(const Variant& v) {
@@ -121,6 +128,8 @@ void apply(const Variant& v) {
   set("WGT_MATMUL_GEMV_VEC", v.gemv_vec);
   set("WGT_MATMUL_SUBGROUPS", v.sg);
   set("WGT_MATMUL_SGMAT", v.sgmat);
+  set("WGT_MATMUL_SGMAT_VARIANT", v.sgvar);
+  set("WGT_MATMUL_SGMAT_ABLATE", v.abl);
   settings_reload();  // the library parses WGT_* once (runtime/settings.hpp)
 }
 
@@ -242,6 +251,15 @@ int main(int argc, char** argv) {
             }
           }
         }
+        if (dt == DType::F16) {
+          for (const std::string& w : opt.sg_variants) {
+            variants.push_back({"sgvar=" + w, "", "", "", "", "", "", "", "", w});
+            for (const std::string& t : opt.sgmat)
+              if (!opt.sweep || w != "staged") variants.push_back({"sgvar=" + w + " sgmat=" + t, "", "", "", "", "", "", "", t, w});
+          }
+          for (const std::string& a : opt.ablate)
+            variants.push_back({"ablate=" + a + " (wrong results)", "", "", "", "", "", "", "", "", "", a});
+        }
         const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
         // Bytes each operand and the output occupy: the floor on traffic (decode-style shapes
         // are bound by reading B once).
@@ -257,7 +275,7 @@ int main(int argc, char** argv) {
             name = v.label + " [" + webgpu::matmul_last_variant() + "]";
             const double err = verify(p);
             const double tol = v.acc == "f16" ? 1e-2 : (dt == DType::F32 ? 1e-5 : 1e-3);
-            if (!(err <= tol)) {
+            if (!(err <= tol) && v.abl.empty()) {
               std::printf("%-5s %-3s %-16s %-56s FAILED verification: max_err %.3g > %.1g\n", dtype_name(dt),
                           tb ? "nt" : "nn", shape, name.c_str(), err, tol);
               ++failures;

@@ -111,6 +111,8 @@ struct Settings {
   Setting<bool> matmul_f16_acc = false;
   Setting<std::optional<DimsSetting>> matmul_tile, matmul_sgmat, matmul_gemv, matmul_gemv_vec;
   Setting<bool> matmul_subgroups = true, matmul_vec = true;
+  Setting<uint32_t> matmul_sgmat_variant = 0u;  // WGT_MATMUL_SGMAT_VARIANT: index of its choices (0 auto)
+  Setting<uint32_t> matmul_sgmat_ablate = 0u;   // WGT_MATMUL_SGMAT_ABLATE (diagnosis: wrong results)
   enum class F16Store { Auto, Native, Packed };
   Setting<F16Store> matmul_f16 = F16Store::Auto;
   Setting<bool> reduce_subgroups = true;

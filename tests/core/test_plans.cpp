@@ -8,6 +8,8 @@
 #include <string>
 
 #include "plan_test_support.hpp"
+#include "runtime/settings.hpp"
+#include "settings_env.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -586,6 +588,119 @@ TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
   Adapter f16_only = lvp;
   f16_only.f.subgroup_matrix_configs = {{2, 2, 8, 8, 8}};
   EXPECT_FALSE(sgmat_shape(f16_only.caps()).has_value());
+}
+
+// The K-chunk data path (MatmulTuning::sgmat_variant): Auto stays staged; a forced path runs
+// where the call is 8-element aligned, is kept staged where it is not, and is a typed error
+// where the tile cannot run it; the ablation is loud in the name.
+TEST(MatmulPlan, SubgroupMatrixDataPaths) {
+  const Adapter ad = tensor_core_gpu();
+  const OpCall nn = matmul_call(Tensor::empty({256, 128}, DType::F16), Tensor::empty({128, 256}, DType::F16), false,
+                                DType::F16);
+  const OpCall nt = matmul_call(Tensor::empty({256, 128}, DType::F16), Tensor::empty({256, 128}, DType::F16), true,
+                                DType::F16);
+  MatmulTuning tu;
+  EXPECT_EQ(plan_ok(ad, nn, tu).name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4");
+  const std::pair<SgVariant, const char*> paths[] = {{SgVariant::Wide, " v:wide"},
+                                                     {SgVariant::Copy, " v:copy"},
+                                                     {SgVariant::BDirect, " v:bdirect"},
+                                                     {SgVariant::BDirectWide, " v:bdirect-wide"}};
+  for (const auto& [v, tag] : paths) {
+    tu.sgmat_variant = v;
+    for (const OpCall* c : {&nn, &nt}) {
+      const MatmulPlan p = plan_ok(ad, *c, tu);
+      EXPECT_EQ(p.name(), std::string("sgmat 64x64x32 2x2 frag=16x16x16 ") + (c == &nn ? "b:n" : "b:k") + " o:v4" + tag);
+      expect_variant_expands(p.variant(), p.name());
+    }
+    // K % 8 != 0, N % 8 != 0 with N-contiguous B, an A row stride % 8 != 0, an offset % 8 != 0:
+    // the staged path (vec4 loads still aligned).
+    const Tensor a68 = Tensor::empty({64, 68}, DType::F16);
+    EXPECT_EQ(plan_ok(ad, matmul_call(a68, Tensor::empty({68, 64}, DType::F16), false, DType::F16), tu).shader.sgv,
+              static_cast<uint8_t>(SgVariant::Staged));
+    EXPECT_EQ(plan_ok(ad, matmul_call(Tensor::empty({64, 64}, DType::F16), Tensor::empty({64, 68}, DType::F16), false,
+                                      DType::F16), tu).shader.sgv,
+              static_cast<uint8_t>(SgVariant::Staged));
+    EXPECT_EQ(plan_ok(ad, matmul_call(a68.slice(1, 0, 64), Tensor::empty({64, 64}, DType::F16), false, DType::F16), tu)
+                  .shader.sgv,
+              static_cast<uint8_t>(SgVariant::Staged));
+    const Tensor a72 = Tensor::empty({64, 72}, DType::F16);
+    const MatmulPlan off4 = plan_ok(ad, matmul_call(a72.slice(1, 4, 68), Tensor::empty({64, 64}, DType::F16), false,
+                                                    DType::F16), tu);
+    EXPECT_EQ(off4.shader.kernel, MatmulKernel::SgMat);
+    EXPECT_EQ(off4.shader.sgv, static_cast<uint8_t>(SgVariant::Staged));
+  }
+  // Fragment copies per subgroup: 128x128x32 4x2 copies 2 + 2, 64x64x64 2x2 4 + 4, 64x64x128
+  // 2x2 and 128x64x32 4x4 8 of A (no named variables for it): a typed error naming the setting.
+  const SgMatShape sh{16, 16, 16, 32};
+  EXPECT_EQ(sgmat_variant_problem(ad.l, {128, 128, 32, 4, 2}, sh, SgVariant::Copy), "");
+  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 64, 2, 2}, sh, SgVariant::Copy), "");
+  EXPECT_NE(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::Copy), "");
+  EXPECT_NE(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::BDirect), "");
+  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::Staged), "");
+  // 16-byte loads: 64x64x16 2x2 has 128 invocations for 64*16/8 = 128 groups; 32x64x8 (8x8x8)
+  // would leave each of 64 invocations half a group of A.
+  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 16, 2, 2}, sh, SgVariant::Wide), "");
+  EXPECT_NE(sgmat_variant_problem(ad.l, {32, 64, 8, 2, 2}, {8, 8, 8, 8}, SgVariant::Wide), "");
+  Adapter four = ad;
+  four.l.max_storage_buffers_per_shader_stage = 4;
+  EXPECT_NE(sgmat_variant_problem(four.l, {128, 128, 32, 4, 2}, sh, SgVariant::BDirect), "");
+  EXPECT_EQ(sgmat_variant_problem(four.l, {128, 128, 32, 4, 2}, sh, SgVariant::Wide), "");
+  EXPECT_NE(sgmat_variant_problem(ad.l, {128, 64, 32, 4, 4}, sh, SgVariant::BDirect), "");
+  tu.sgmat_variant = SgVariant::Copy;
+  tu.sgmat = {{128, 64, 32, 4, 4}};
+  try {
+    plan_matmul(ad.caps(), tu, nn);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("WGT_MATMUL_SGMAT_VARIANT=copy"), std::string::npos) << e.what();
+  }
+  // Bindings: the copy reads A and B again (params at 5), B-direct with 16-byte A loads only B (4).
+  auto define = [](const ShaderVariant& v, const std::string& k) {
+    for (const auto& d : v.defines)
+      if (d.first == k) return d.second;
+    return std::string("?");
+  };
+  MatmulTuning t2;
+  t2.sgmat_variant = SgVariant::Copy;
+  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "5");
+  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "CA"), "2");
+  t2.sgmat_variant = SgVariant::BDirectWide;
+  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "4");
+  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "B_H_BIND"), "3");
+  t2.sgmat_variant = SgVariant::Auto;
+  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "3");
+  // The ablation is in the key and loud in the name.
+  MatmulTuning abl;
+  abl.sgmat_ablate = 2;
+  const MatmulPlan pa = plan_ok(ad, nn, abl);
+  EXPECT_NE(pa.name().find("ABLATED-2(wrong results)"), std::string::npos) << pa.name();
+  EXPECT_FALSE(pa.key() == plan_ok(ad, nn, {}).key());
+  for (uint8_t a = 1; a <= 5; ++a) {
+    abl.sgmat_ablate = a;
+    expect_variant_expands(plan_ok(ad, nn, abl).variant(), "ablation " + std::to_string(a));
+  }
+}
+
+// WGT_MATMUL_SGMAT_VARIANT's words map onto SgVariant in order, WGT_MATMUL_SGMAT_ABLATE onto
+// the ablation level.
+TEST(MatmulPlan, SubgroupMatrixDataPathFromSettings) {
+  const std::pair<const char*, SgVariant> words[] = {{"auto", SgVariant::Auto},     {"staged", SgVariant::Staged},
+                                                     {"wide", SgVariant::Wide},     {"copy", SgVariant::Copy},
+                                                     {"bdirect", SgVariant::BDirect}, {"bdirect-wide", SgVariant::BDirectWide}};
+  for (const auto& [w, v] : words) {
+    test_setenv("WGT_MATMUL_SGMAT_VARIANT", w);
+    test_setenv("WGT_MATMUL_SGMAT_ABLATE", "3");
+    settings_reload();
+    const KernelTuning t = kernel_tuning_from_settings();
+    EXPECT_EQ(t.matmul.sgmat_variant, v) << w;
+    EXPECT_EQ(t.matmul.sgmat_ablate, 3) << w;
+  }
+  test_unsetenv("WGT_MATMUL_SGMAT_VARIANT");
+  test_unsetenv("WGT_MATMUL_SGMAT_ABLATE");
+  settings_reload();
+  EXPECT_EQ(kernel_tuning_from_settings().matmul.sgmat_variant, SgVariant::Auto);
+  EXPECT_EQ(kernel_tuning_from_settings().matmul.sgmat_ablate, 0);
 }
 
 TEST(MatmulPlan, SubgroupMatrixKernelOnlyWhereItRuns) {

@@ -93,6 +93,8 @@ TEST(Settings, GoodValuesParse) {
                       {"WGT_MATMUL_GEMV", "off"},
                       {"WGT_MATMUL_GEMV_VEC", "128x32x2"},
                       {"WGT_MATMUL_F16", "packed"},
+                      {"WGT_MATMUL_SGMAT_VARIANT", "bdirect-wide"},
+                      {"WGT_MATMUL_SGMAT_ABLATE", "5"},
                       {"WGT_QMATVEC_KERNEL", "i8"},
                       {"WGT_QMATVEC_SUBGROUPS", "off"},
                       {"WGT_QMATVEC_KSPLIT", "8"},
@@ -101,6 +103,8 @@ TEST(Settings, GoodValuesParse) {
   EXPECT_EQ(**s.memory_budget, 2147483648ull);
   EXPECT_EQ(**s.min_gpu_work, 0u);
   EXPECT_EQ(**s.num_threads, 4096u);
+  EXPECT_EQ(*s.matmul_sgmat_variant, 5u);  // the choice's index: webgpu::SgVariant::BDirectWide
+  EXPECT_EQ(*s.matmul_sgmat_ablate, 5u);
   EXPECT_EQ(**s.policy, PolicyMode::GpuStrict);
   EXPECT_EQ(**s.cpu_mode, CpuMode::Reference);
   EXPECT_FALSE(**s.fallback);

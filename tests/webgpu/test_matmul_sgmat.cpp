@@ -40,9 +40,10 @@ bool adapter_has_only_small_matrices() {
 }
 
 struct ScopedSgmatTile {
-  explicit ScopedSgmatTile(std::array<uint32_t, 5> t) {
+  explicit ScopedSgmatTile(std::array<uint32_t, 5> t, webgpu::SgVariant v = webgpu::SgVariant::Auto) {
     webgpu::KernelTuning k;
     k.matmul.sgmat = t;
+    k.matmul.sgmat_variant = v;
     webgpu::set_kernel_tuning_override(k);
   }
   ~ScopedSgmatTile() { webgpu::set_kernel_tuning_override(std::nullopt); }
@@ -103,6 +104,64 @@ TEST(WebGpuMatmulSgMat, AlignedF16AgreesWithReference) {
   Tensor a = Tensor::from_host(arows.data(), arows.size() * 2, {40, K}, DType::F16, Device::webgpu());
   Tensor b = Tensor::from_host(bv.data(), bv.size() * 2, {K, N}, DType::F16, Device::webgpu());
   expect_kernel(check_matmul(gpu, a, b, false, 4));
+}
+
+// Every data path of the K chunks (MatmulTuning::sgmat_variant) against the reference, on tiles
+// that copy 1, 2 and 4 fragments per subgroup: whole tiles (the fragment copy and B-direct
+// paths), partial tiles and a K that ends mid-chunk (those chunks fall back to the staged
+// path inside the same dispatch), both B layouts, a batch; and a K that is not a multiple of 8,
+// where the plan keeps the staged path.
+TEST(WebGpuMatmulSgMat, EveryDataPathAgreesWithReference) {
+  REQUIRE_GPU(gpu);
+  {
+    Tensor a = random_gpu({2, 4}, DType::F16, 1), b = random_gpu({4, 4}, DType::F16, 2);
+    OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 4}, DType::F16, Device::webgpu())}, {}, 0.0};
+    if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << s.reason;
+  }
+  const bool tc = adapter_has_f16_matrices();
+  const bool small = tc && adapter_has_only_small_matrices();
+  // 8x8x8 fragments: 64x64x16 2x2 copies one fragment of A and of B per subgroup, 32x64x32 2x2
+  // two of A and four of B. 16x16x16: 64x64x32 2x2 two and two, 128x256x16 4x4 one and two.
+  const std::array<uint32_t, 5> tiles[2] = {
+      small ? std::array<uint32_t, 5>{64, 64, 16, 2, 2} : std::array<uint32_t, 5>{64, 64, 32, 2, 2},
+      small ? std::array<uint32_t, 5>{32, 64, 32, 2, 2} : std::array<uint32_t, 5>{128, 256, 16, 4, 4}};
+  struct Path {
+    webgpu::SgVariant v;
+    const char* tag;
+  };
+  const Path paths[] = {{webgpu::SgVariant::Wide, " v:wide"},
+                        {webgpu::SgVariant::Copy, " v:copy"},
+                        {webgpu::SgVariant::BDirect, " v:bdirect"},
+                        {webgpu::SgVariant::BDirectWide, " v:bdirect-wide"}};
+  uint32_t seed = 9500;
+  auto next = [&] { return seed++; };
+  for (const Path& path : paths)
+    for (const auto& tile : tiles) {
+      ScopedSgmatTile forced(tile, path.v);
+      auto expect_path = [&](const std::string& variant, bool aligned) {
+        EXPECT_EQ(variant.rfind("sgmat ", 0) == 0, tc) << variant;
+        if (tc) EXPECT_EQ(variant.find(path.tag) != std::string::npos, aligned) << path.tag << ": " << variant;
+      };
+      // M, N, K: whole tiles; partial tiles both ways and a K ending mid-chunk.
+      const int64_t shapes[][3] = {{128, 256, 64}, {136, 264, 72}};
+      for (const auto& sh : shapes) {
+        const int64_t M = sh[0], N = sh[1], K = sh[2];
+        Tensor a = random_gpu({M, K}, DType::F16, next());
+        expect_path(check_matmul(gpu, a, random_gpu({K, N}, DType::F16, next()), false, 4), true);
+        expect_path(check_matmul(gpu, a, random_gpu({N, K}, DType::F16, next()), true, 4), true);
+        if (HasFatalFailure()) return;
+      }
+      // A batch over B's broadcast (N-contiguous B), and B K-contiguous with an odd N.
+      expect_path(check_matmul(gpu, random_gpu({2, 64, 128}, DType::F16, next()), random_gpu({128, 64}, DType::F16, next()),
+                               false, 4),
+                  true);
+      expect_path(check_matmul(gpu, random_gpu({64, 64}, DType::F16, next()), random_gpu({67, 64}, DType::F16, next()), true),
+                  true);
+      // K % 8 != 0: 8-element accesses would straddle rows, so the staged path runs.
+      expect_path(check_matmul(gpu, random_gpu({64, 68}, DType::F16, next()), random_gpu({68, 64}, DType::F16, next()), false, 4),
+                  false);
+      if (HasFatalFailure()) return;
+    }
 }
 
 }  // namespace

@@ -30,6 +30,9 @@ MatmulTuning matmul_from(const Settings& s) {
     if (g->off) t.gemv_vec_off = true;
     else t.gemv_vec = {g->v[0], g->v[1], g->v.size() == 3 ? g->v[2] : 1};
   }
+  // The choices' order (settings.cpp) is the enum's.
+  t.sgmat_variant = static_cast<SgVariant>(*s.matmul_sgmat_variant);
+  t.sgmat_ablate = static_cast<uint8_t>(*s.matmul_sgmat_ablate);
   t.subgroups = *s.matmul_subgroups;
   t.vec = *s.matmul_vec;
   t.f16_acc = *s.matmul_f16_acc;

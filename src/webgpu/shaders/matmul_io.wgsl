@@ -7,6 +7,8 @@
 //                     like A
 //   A_VEC, B_VEC      the operand is read as vec4 along its unit-stride dim (lda4 / ldb4)
 //   B_VEC8            (vector gemv) B is read 8 elements at a time (ldb8)
+//   VEC8              (optional; sgmat's 16-byte loads) native f16 a and b bound as
+//                     array<vec4<u32>>, 8 halves per element; lda*/ldb* then return zero
 //   O_MODE            0 scalar stores, 1 whole vec4, 2 packed f16 whose words each belong to
 //                     one invocation, 3 packed f16 where neighbours share a word (atomics, so
 //                     the neighbour's half survives)
@@ -27,7 +29,9 @@ struct Params {
   r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_f_off: u32,
 }
 
-#if A_STORE == 2 && A_VEC
+#if defined(VEC8) && VEC8
+@group(0) @binding(0) var<storage, read> a: array<vec4<u32>>;
+#elif A_STORE == 2 && A_VEC
 @group(0) @binding(0) var<storage, read> a: array<vec2<u32>>;
 #elif A_STORE == 2
 @group(0) @binding(0) var<storage, read> a: array<u32>;
@@ -41,7 +45,9 @@ struct Params {
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 #endif
 
-#if B_VEC8 && B_STORE == 2
+#if defined(VEC8) && VEC8
+@group(0) @binding(1) var<storage, read> b: array<vec4<u32>>;
+#elif B_VEC8 && B_STORE == 2
 @group(0) @binding(1) var<storage, read> b: array<vec4<u32>>;
 #elif B_VEC8 && B_STORE == 1
 @group(0) @binding(1) var<storage, read> b: array<vec4<f16>>;
@@ -93,7 +99,7 @@ fn lda1(i: u32) -> CT {
 #endif
 }
 fn lda4(i: u32) -> vec4<CT> {
-#if !A_VEC
+#if !A_VEC || (defined(VEC8) && VEC8)
   return vec4<CT>();
 #elif A_STORE == 2
   return vec4<CT>(vec4<f32>(unpack2x16float(a[i].x), unpack2x16float(a[i].y)));
@@ -126,7 +132,7 @@ fn ldb1(i: u32) -> CT {
 #endif
 }
 fn ldb4(i: u32) -> vec4<CT> {
-#if !B_VEC
+#if !B_VEC || (defined(VEC8) && VEC8)
   return vec4<CT>();
 #elif B_STORE == 2
   return vec4<CT>(vec4<f32>(unpack2x16float(b[i].x), unpack2x16float(b[i].y)));

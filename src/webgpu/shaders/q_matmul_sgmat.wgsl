@@ -6,7 +6,8 @@
 // the matrix units at the f16 kernel's rate. Launcher: kernels/quant.cpp; plan:
 // plans/qmatmul_plan.cpp. A decoded weight beyond f16's range (65504) would become inf: GGUF
 // weights are far inside it.
-// Defines: BM BN BK FM FN SM SN SK SGS (sgmat_core), QCONST, DECODE (q*_decode).
+// Defines: BM BN BK FM FN SM SN SK SGS and the staged data path (SG_FETCH 0, no B_DIRECT, no
+// ablation: sgmat_core), QCONST, DECODE (q*_decode).
 // Bindings: a (xh), w, y, rs, params.
 enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -33,9 +34,11 @@ struct Params {
 const BK8: u32 = BK / 8u;
 const LB8: u32 = LB4 / 2u;  // decoded octets per invocation per chunk (the plan keeps LB4 even)
 
+alias RB = array<vec4<f16>, LB4>;
+
 // Octet o of the chunk: row n0 + o / BK8, elements k0 + (o % BK8) * 8 ..+7, as r[2i], r[2i+1].
-fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> array<vec4<f16>, LB4> {
-  var r: array<vec4<f16>, LB4>;
+fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> RB {
+  var r: RB;
   for (var i = 0u; i < LB8; i++) {
     let o = lid + i * NT;
     let n = n0 + o / BK8;
@@ -48,7 +51,7 @@ fn fetch_b(lid: u32, base: u32, n0: u32, k0: u32) -> array<vec4<f16>, LB4> {
   }
   return r;
 }
-fn stage_b(lid: u32, buf: u32, r: ptr<function, array<vec4<f16>, LB4>>) {
+fn stage_b(lid: u32, buf: u32, r: ptr<function, RB>) {
   for (var i = 0u; i < LB8; i++) {
     let o = lid + i * NT;
     let at = buf * B_BUF + (o / BK8) * BST + (o % BK8) * 8u;

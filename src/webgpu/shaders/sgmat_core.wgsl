@@ -2,14 +2,16 @@
 // and q_matmul_sgmat.wgsl (packed GGUF weights decoded to f16 while staged). Included, not a
 // kernel: the design is described in matmul_sgmat.wgsl.
 //
-// The includer declares `p` (fields M, N, K, a_ms, batch_base), the A operand `a` as
-// array<vec4<f16>> (K-contiguous, rows a_ms apart), and:
-//   fetch_b(lid, base, n0, k0) -> array<vec4<f16>, LB4>  one chunk of B, in registers
-//   stage_b(lid, buf, &r)                                  those registers into Bs
+// The includer declares `p` (fields M, N, K, a_ms, batch_base; b_ks / b_ns with SG_FETCH 2 or
+// B_DIRECT), the A operand `a` as array<vec4<f16>> (array<vec4<u32>> with SG_FETCH 1;
+// K-contiguous, rows a_ms apart), with SG_FETCH 2 or B_DIRECT the array<f16> aliases a_h and b_h
+// of A and B, and:
+//   alias RB, fetch_b(lid, base, n0, k0) -> RB   one chunk of B, in registers
+//   stage_b(lid, buf, &r)                         those registers into Bs
 //   sg_bases(z) -> vec3<u32>                               A, B and output bases of batch z
 //   store4(o_base, m, n, v), store1(o_base, m, n, v)       the epilogue's stores
 // Module-scope declarations may come in any order in WGSL, so the includer's functions can
-// use the constants below.
+// use the constants below. The chunk data paths (SG_FETCH, B_DIRECT, ABL) are sgmat_fetch.wgsl.
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
 const BK: u32 = {{BK}}u;
@@ -20,6 +22,7 @@ const SN: u32 = {{SN}}u;
 const SK: u32 = {{SK}}u;
 const SGS: u32 = {{SGS}}u;
 const GROUP_M: u32 = 8u;
+const ABL: u32 = {{ABL}}u;
 
 const SGN: u32 = BN / (FN * SN);   // subgroups along N
 const SGM: u32 = BM / (FM * SM);   // subgroups along M
@@ -37,33 +40,12 @@ const B_BUF: u32 = BK * BST;
 #endif
 const LA4: u32 = BM * BK / 4u / NT;  // vec4 fetches per invocation per chunk
 const LB4: u32 = BN * BK / 4u / NT;
-const BK4: u32 = BK / 4u;
-const BN4: u32 = BN / 4u;
 const FRAG: u32 = SM * SN;
 const EPI: u32 = NSG * FRAG / NT;    // results each invocation writes per fragment round
 
 var<workgroup> As: array<f16, 2u * A_BUF>;
 var<workgroup> Bs: array<f16, 2u * B_BUF>;
 var<workgroup> Cs: array<f32, NSG * FRAG>;
-
-fn fetch_a(lid: u32, base: u32, m0: u32, k0: u32) -> array<vec4<f16>, LA4> {
-  var r: array<vec4<f16>, LA4>;
-  for (var i = 0u; i < LA4; i++) {
-    let e = lid + i * NT;
-    let m = m0 + e / BK4;
-    let k = k0 + (e % BK4) * 4u;
-    if (m < p.M && k < p.K) { r[i] = a[(base + m * p.a_ms + k) / 4u]; }
-  }
-  return r;
-}
-fn stage_a(lid: u32, buf: u32, r: ptr<function, array<vec4<f16>, LA4>>) {
-  for (var i = 0u; i < LA4; i++) {
-    let e = lid + i * NT;
-    let at = buf * A_BUF + (e / BK4) * AST + (e % BK4) * 4u;
-    let v = (*r)[i];
-    As[at] = v.x; As[at + 1u] = v.y; As[at + 2u] = v.z; As[at + 3u] = v.w;
-  }
-}
 
 alias LM = subgroup_matrix_left<f16, SK, SM>;
 alias RM = subgroup_matrix_right<f16, SN, SK>;
@@ -75,6 +57,28 @@ fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, b
 #else
 fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, buf + k * BST + n, false, BST); }
 #endif
+// B's fragment at (n, k) of the chunk: from Bs, or with B_DIRECT in a whole chunk (`direct`)
+// straight from storage, where gb is the chunk's first element: the SGM subgroups that share
+// a column block then meet in L1 instead of in Bs, and B needs no staging stores.
+fn frag_b(direct: bool, buf: u32, n: u32, k: u32, gb: u32) -> RM {
+#if B_DIRECT && B_KFAST
+  if (direct) { return subgroupMatrixLoad<RM>(&b_h, gb + n * p.b_ns + k, true, p.b_ns); }
+#elif B_DIRECT
+  if (direct) { return subgroupMatrixLoad<RM>(&b_h, gb + k * p.b_ks + n, false, p.b_ks); }
+#endif
+  return load_b(buf, n, k);
+}
+// c += a b for result fragment (i, j). ABL 4 keeps only the products that use each loaded
+// fragment once (pairs i % FN == j, or j % FM == i when FN > FM): dropping more would let the
+// compiler drop loads too.
+fn mma(i: u32, j: u32, a: LM, b: RM, c: AM) -> AM {
+#if ABL == 4
+  if ((FM >= FN && i % FN != j) || (FM < FN && j % FM != i)) { return c; }
+#endif
+  return subgroupMatrixMultiplyAccumulate(a, b, c);
+}
+
+#include "sgmat_fetch"
 
 // Writes fragment (i, j) of every subgroup, which each stored into its slot of Cs: all
 // invocations convert and store the NSG slots (called in uniform control flow).
@@ -131,66 +135,194 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 #endif
 
   let chunks = (p.K + BK - 1u) / BK;
-  var ra = fetch_a(lid, a_base, m0, 0u);
-  var rb = fetch_b(lid, b_base, n0, 0u);
-  stage_a(lid, 0u, &ra);
-  stage_b(lid, 0u, &rb);
-  workgroupBarrier();
-  for (var t = 0u; t < chunks; t++) {
-    let cur = t & 1u;
-    let more = t + 1u < chunks;
-    if (more) {
-      // Issued before the math so the global latency overlaps it.
-      ra = fetch_a(lid, a_base, m0, (t + 1u) * BK);
-      rb = fetch_b(lid, b_base, n0, (t + 1u) * BK);
+  let interior = m0 + BM <= p.M && n0 + BN <= p.N;
+  var ra: RA;
+  var rb: RB;
+#if SG_FETCH == 2
+  var fa0: LM;
+#if CA >= 2
+  var fa1: LM;
+#endif
+#if CA == 4
+  var fa2: LM; var fa3: LM;
+#endif
+#if !B_DIRECT
+  var fb0: RM;
+#if CB >= 2
+  var fb1: RM;
+#endif
+#if CB == 4
+  var fb2: RM; var fb3: RM;
+#endif
+#endif
+#endif
+#if ABL == 3 || ABL == 5
+  var ha0: LM; var ha1: LM; var ha2: LM; var ha3: LM;
+  var hb0: RM; var hb1: RM; var hb2: RM; var hb3: RM;
+#endif
+#if ABL == 1
+  var sink = 0u;
+#endif
+  // Trip t fetches chunk t (t < chunks), multiplies chunk t - 1 (t > 0) while that fetch is in
+  // flight, then stages chunk t into buffer t & 1, which chunk t - 2 used: read before trip
+  // t - 1's closing barrier. One loop holds the prologue too, so each data path is written once.
+  for (var t = 0u; t <= chunks; t++) {
+    let k0 = t * BK;
+    let fetch = t < chunks && ((ABL != 2u && ABL != 5u) || t == 0u);
+    let stage = t < chunks && ((ABL != 1u && ABL != 5u) || t == 0u);
+    let full = interior && k0 + BK <= p.K;  // chunk t lies wholly inside A and B
+    if (fetch) {
+#if SG_FETCH == 2
+      if (full) {
+        fa0 = cpa_ld(sg, 0u, a_base, m0, k0);
+#if CA >= 2
+        fa1 = cpa_ld(sg, 1u, a_base, m0, k0);
+#endif
+#if CA == 4
+        fa2 = cpa_ld(sg, 2u, a_base, m0, k0); fa3 = cpa_ld(sg, 3u, a_base, m0, k0);
+#endif
+#if !B_DIRECT
+        fb0 = cpb_ld(sg, 0u, b_base, n0, k0);
+#if CB >= 2
+        fb1 = cpb_ld(sg, 1u, b_base, n0, k0);
+#endif
+#if CB == 4
+        fb2 = cpb_ld(sg, 2u, b_base, n0, k0); fb3 = cpb_ld(sg, 3u, b_base, n0, k0);
+#endif
+#endif
+      } else {
+        ra = fetch_a(lid, a_base, m0, k0);
+        rb = fetch_b(lid, b_base, n0, k0);
+      }
+#elif B_DIRECT
+      ra = fetch_a(lid, a_base, m0, k0);
+      if (!full) { rb = fetch_b(lid, b_base, n0, k0); }
+#else
+      ra = fetch_a(lid, a_base, m0, k0);
+      rb = fetch_b(lid, b_base, n0, k0);
+#endif
     }
-    let ab = cur * A_BUF + sm0 * AST;
-    let bb = cur * B_BUF;
-    for (var kk = 0u; kk < BK; kk += SK) {
-      let a0 = load_a(ab + kk);
-      let a1 = load_a(ab + SM * AST + kk);
-#if FM == 4
-      let a2 = load_a(ab + 2u * SM * AST + kk);
-      let a3 = load_a(ab + 3u * SM * AST + kk);
+    if (t > 0u) {
+      let kc = k0 - BK;                      // chunk t - 1, in buffer cur
+      let cur = (t + 1u) & 1u;
+      let direct = interior && k0 <= p.K;    // chunk t - 1 lies wholly inside A and B
+#if B_DIRECT && B_KFAST
+      let gb = b_base + n0 * p.b_ns + kc;
+#elif B_DIRECT
+      let gb = b_base + kc * p.b_ks + n0;
+#else
+      let gb = kc;  // unused: B always comes from Bs
 #endif
-      var b = load_b(bb, sn0, kk);
-      c00 = subgroupMatrixMultiplyAccumulate(a0, b, c00);
-      c10 = subgroupMatrixMultiplyAccumulate(a1, b, c10);
+      let ab = cur * A_BUF + sm0 * AST;
+      let bb = cur * B_BUF;
+#if ABL == 3 || ABL == 5
+      if (t == 1u) {
+        ha0 = load_a(ab); ha1 = load_a(ab + SM * AST);
 #if FM == 4
-      c20 = subgroupMatrixMultiplyAccumulate(a2, b, c20);
-      c30 = subgroupMatrixMultiplyAccumulate(a3, b, c30);
+        ha2 = load_a(ab + 2u * SM * AST); ha3 = load_a(ab + 3u * SM * AST);
 #endif
-      b = load_b(bb, sn0 + SN, kk);
-      c01 = subgroupMatrixMultiplyAccumulate(a0, b, c01);
-      c11 = subgroupMatrixMultiplyAccumulate(a1, b, c11);
+        hb0 = frag_b(direct, bb, sn0, 0u, gb); hb1 = frag_b(direct, bb, sn0 + SN, 0u, gb);
+#if FN == 4
+        hb2 = frag_b(direct, bb, sn0 + 2u * SN, 0u, gb); hb3 = frag_b(direct, bb, sn0 + 3u * SN, 0u, gb);
+#endif
+      }
+#endif
+      for (var kk = 0u; kk < BK; kk += SK) {
+#if ABL == 3 || ABL == 5
+        let a0 = ha0; let a1 = ha1; let a2 = ha2; let a3 = ha3;
+        var b = hb0;
+#else
+        let a0 = load_a(ab + kk);
+        let a1 = load_a(ab + SM * AST + kk);
 #if FM == 4
-      c21 = subgroupMatrixMultiplyAccumulate(a2, b, c21);
-      c31 = subgroupMatrixMultiplyAccumulate(a3, b, c31);
+        let a2 = load_a(ab + 2u * SM * AST + kk);
+        let a3 = load_a(ab + 3u * SM * AST + kk);
+#endif
+        var b = frag_b(direct, bb, sn0, kk, gb);
+#endif
+        c00 = mma(0u, 0u, a0, b, c00);
+        c10 = mma(1u, 0u, a1, b, c10);
+#if FM == 4
+        c20 = mma(2u, 0u, a2, b, c20);
+        c30 = mma(3u, 0u, a3, b, c30);
+#endif
+#if ABL == 3 || ABL == 5
+        b = hb1;
+#else
+        b = frag_b(direct, bb, sn0 + SN, kk, gb);
+#endif
+        c01 = mma(0u, 1u, a0, b, c01);
+        c11 = mma(1u, 1u, a1, b, c11);
+#if FM == 4
+        c21 = mma(2u, 1u, a2, b, c21);
+        c31 = mma(3u, 1u, a3, b, c31);
 #endif
 #if FN == 4
-      b = load_b(bb, sn0 + 2u * SN, kk);
-      c02 = subgroupMatrixMultiplyAccumulate(a0, b, c02);
-      c12 = subgroupMatrixMultiplyAccumulate(a1, b, c12);
-#if FM == 4
-      c22 = subgroupMatrixMultiplyAccumulate(a2, b, c22);
-      c32 = subgroupMatrixMultiplyAccumulate(a3, b, c32);
+#if ABL == 3 || ABL == 5
+        b = hb2;
+#else
+        b = frag_b(direct, bb, sn0 + 2u * SN, kk, gb);
 #endif
-      b = load_b(bb, sn0 + 3u * SN, kk);
-      c03 = subgroupMatrixMultiplyAccumulate(a0, b, c03);
-      c13 = subgroupMatrixMultiplyAccumulate(a1, b, c13);
+        c02 = mma(0u, 2u, a0, b, c02);
+        c12 = mma(1u, 2u, a1, b, c12);
 #if FM == 4
-      c23 = subgroupMatrixMultiplyAccumulate(a2, b, c23);
-      c33 = subgroupMatrixMultiplyAccumulate(a3, b, c33);
+        c22 = mma(2u, 2u, a2, b, c22);
+        c32 = mma(3u, 2u, a3, b, c32);
 #endif
+#if ABL == 3 || ABL == 5
+        b = hb3;
+#else
+        b = frag_b(direct, bb, sn0 + 3u * SN, kk, gb);
+#endif
+        c03 = mma(0u, 3u, a0, b, c03);
+        c13 = mma(1u, 3u, a1, b, c13);
+#if FM == 4
+        c23 = mma(2u, 3u, a2, b, c23);
+        c33 = mma(3u, 3u, a3, b, c33);
+#endif
+#endif
+      }
+    }
+    if (stage) {
+      let nb = t & 1u;
+#if SG_FETCH == 2
+      if (full) {
+        cpa_st(sg, 0u, nb, fa0);
+#if CA >= 2
+        cpa_st(sg, 1u, nb, fa1);
+#endif
+#if CA == 4
+        cpa_st(sg, 2u, nb, fa2); cpa_st(sg, 3u, nb, fa3);
+#endif
+#if !B_DIRECT
+        cpb_st(sg, 0u, nb, fb0);
+#if CB >= 2
+        cpb_st(sg, 1u, nb, fb1);
+#endif
+#if CB == 4
+        cpb_st(sg, 2u, nb, fb2); cpb_st(sg, 3u, nb, fb3);
+#endif
+#endif
+      } else {
+        stage_a(lid, nb, &ra);
+        stage_b(lid, nb, &rb);
+      }
+#elif B_DIRECT
+      stage_a(lid, nb, &ra);
+      if (!full) { stage_b(lid, nb, &rb); }
+#else
+      stage_a(lid, nb, &ra);
+      stage_b(lid, nb, &rb);
 #endif
     }
-    if (more) {
-      // The other buffer was last read in chunk t - 1, before that chunk's closing barrier.
-      stage_a(lid, cur ^ 1u, &ra);
-      stage_b(lid, cur ^ 1u, &rb);
-    }
+#if ABL == 1
+    else if (fetch) { sink ^= fold_regs(&ra, &rb); }
+#endif
     workgroupBarrier();
   }
+#if ABL == 1
+  if (sink == 0x9e3779b9u && m0 < p.M && n0 + 4u <= p.N) { store4(o_base, m0, n0, vec4<f32>(1.0)); }
+#endif
 
   // Epilogue: each subgroup stores one fragment into its slot of Cs, then emit() writes them.
   let slot = sg * FRAG;
