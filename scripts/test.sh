@@ -45,10 +45,10 @@ WGT_DAWN=debian ./build/wgt_webgpu_tests --gtest_filter="$debian_subset"
 info="$(WGT_DAWN=debian ./build/wgt info)"
 grep -q '^dawn: engine debian' <<<"$info" || { echo "wgt info does not report the Debian engine:" >&2; echo "$info" >&2; exit 1; }
 WGT_DAWN=debian ./build/wgt demo >/dev/null
-# The subgroup-matrix kernels (f16 GEMM, quantized prefill) on sid's lavapipe under the Debian
-# engine, where Vulkan cooperative matrices run on the CPU (8x8x8 fragments): the only place
-# besides an NVIDIA GPU where they run. The script stops if the adapter offers none, so these
+# The subgroup-matrix kernels (f16 GEMM, quantized prefill, flash-attention prefill) on sid's
+# lavapipe under the Debian engine, where Vulkan cooperative matrices run on the CPU (8x8x8
+# fragments): the only place besides an NVIDIA GPU where they run. The script stops if the adapter offers none, so these
 # tests never pass on the fallback kernels unnoticed; a missing lavapipe fails here with its
 # message (run scripts/setup_lavapipe_sid.sh).
 echo "== subgroup-matrix kernels on sid's lavapipe (WGT_DAWN=debian) =="
-scripts/test_sgmat_cpu.sh ./build/wgt_webgpu_tests --gtest_filter='WebGpuMatmulSgMat.*:QuantPrefillWebGPU.*:QuantBlock.*'
+scripts/test_sgmat_cpu.sh ./build/wgt_webgpu_tests --gtest_filter='WebGpuMatmulSgMat.*:QuantPrefillWebGPU.*:QuantBlock.*:WebGpuAttentionPrefillSg.*'
