@@ -119,6 +119,10 @@ def _kernel_rows():
                     Sel("attention", "prefill seq4096", "rate", "npm", "prefill seq64"),
                     Sel("attention", "prefill seq4096", "rate", "torch"), "PyTorch SDPA", "",
                     "bench_webgpu_attention --case prefill"))
+    rows.append(Row("prefill attention (TFLOP/s, wall)", "seq 4096 causal, 32/8 heads, d 128, f16 q, Debian Dawn (subgroup matrices)",
+                    Sel("attention", "prefill seq4096 q16 attention_prefill_sg", "rate", "debian", None),
+                    Sel("attention", "prefill seq4096", "rate", "torch"), "PyTorch SDPA", "≥ 150 (#20)",
+                    "WGT_DAWN=debian bench_webgpu_attention --case prefill --prefill-q f16"))
     rows.append(Row("decode step of a llama-7B block (µs, wall)", "dim 4096, ffn 11008, f16 weights",
                     Sel("attention", "block dim4096 ffn11008 f16", "wall_time", "npm", "block dim256 ffn512 f16"), None, "",
                     "≤ 162 (60% of 4.17 TB/s)", "bench_webgpu_attention --case block"))
