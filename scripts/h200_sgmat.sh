@@ -14,12 +14,4 @@ echo "== sweep"
 timeout 240 bench_webgpu_matmul --sweep --dtype f16 --layout both --shapes ${SHAPES:-4096x4096x4096,8192x8192x8192} \
   --tiles 128x128x8x8x8 --ms 150 ${SGMAT:+--sgmat $SGMAT} 2>&1 | tee "$out/sgmat_bench.txt" | grep -vE "packed|scalar-loads"
 echo "== cuBLAS"
-timeout 60 python3 - <<'PY'
-import sys; sys.path.insert(0, "bench")
-import torch
-from torch_timing import timed
-for n in (4096, 8192):
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16); b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    for lay, f in (("nn", lambda: a @ b), ("nt", lambda: a @ b.t())):
-        ms = timed(f); print(f"torch f16 {lay} {n}^3: {ms:.3f} ms {2*n**3/ms/1e9:.1f} TFLOP/s")
-PY
+timeout 60 python3 bench/torch_gemm.py 4096 8192

@@ -24,12 +24,4 @@ timeout 90 bench_webgpu_matmul --dtype f16 --layout both --shapes 8192x8192x8192
 echo "== clocks after 8192^3"
 nvidia-smi -q -d CLOCK,PERFORMANCE > "$out/clocks_after.txt" 2>&1; grep -E "Graphics|SM  |Idle|Power Cap|Thermal|Active" "$out/clocks_after.txt" | head -20
 echo "== cuBLAS"
-timeout 60 python3 - <<'PY'
-import sys; sys.path.insert(0, "bench")
-import torch
-from torch_timing import timed
-for n in (4096, 8192):
-    a = torch.randn(n, n, device="cuda", dtype=torch.float16); b = torch.randn(n, n, device="cuda", dtype=torch.float16)
-    for lay, f in (("nn", lambda: a @ b), ("nt", lambda: a @ b.t())):
-        ms = timed(f); print(f"torch f16 {lay} {n}^3: {ms:.3f} ms {2*n**3/ms/1e9:.1f} TFLOP/s")
-PY
+timeout 60 python3 bench/torch_gemm.py 4096 8192

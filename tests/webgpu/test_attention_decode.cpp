@@ -21,26 +21,6 @@ namespace {
 
 const Device kGpu = Device::webgpu(0);
 
-// Sets an environment variable for one scope and restores the previous value (or absence).
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) test_setenv(name, value);
-    else test_unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_) test_setenv(name_, old_->c_str());
-    else test_unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 struct Case {
   int64_t lq, lk, heads, kv_heads, d;
   bool causal;

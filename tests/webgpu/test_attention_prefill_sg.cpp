@@ -27,35 +27,6 @@ const Device kGpu = Device::webgpu(0);
 const char* const kSg = "attention_prefill_sg";
 const char* const kScalar = "attention_prefill";
 
-bool adapter_has_f16_matrices() {
-  std::string why;
-  for (const WebGPUInfo& i : webgpu_adapters(&why))
-    if (i.index == 0)
-      for (const std::string& c : i.subgroup_matrix_configs)
-        if (c == "f16->f32 16x16x16" || c == "f16->f32 16x8x16" || c == "f16->f32 8x8x8") return true;
-  return false;
-}
-
-// Sets an environment variable for one scope and restores the previous value (or absence).
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) test_setenv(name, value);
-    else test_unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_) test_setenv(name_, old_->c_str());
-    else test_unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 struct Case {
   int64_t lq, lk, heads, kv_heads, d;
   bool causal;
@@ -161,7 +132,7 @@ class WebGpuAttentionPrefillSg : public testing::WebGpuTest {
 };
 
 TEST_F(WebGpuAttentionPrefillSg, MatchesReference) {
-  const std::string expect = adapter_has_f16_matrices() ? kSg : kScalar;
+  const std::string expect = wgt::testing::adapter_has_f16_matrices() ? kSg : kScalar;
   const Case cases[] = {
       {37, 37, 4, 1, 64, true},      // GQA 4, one partial query block
       {200, 200, 8, 2, 128, true},   // several blocks and tiles, the last tile partial
@@ -185,7 +156,7 @@ TEST_F(WebGpuAttentionPrefillSg, MatchesReference) {
 // Scores of tens to thousands (|q|, |k| ~ 3 and 9): the running maximum grows by more than the
 // lazy threshold between tiles, so O is rescaled mid-row, repeatedly.
 TEST_F(WebGpuAttentionPrefillSg, LargeScoresRescale) {
-  const std::string expect = adapter_has_f16_matrices() ? kSg : kScalar;
+  const std::string expect = wgt::testing::adapter_has_f16_matrices() ? kSg : kScalar;
   const Case cases[] = {{100, 100, 4, 1, 64, true, 3.0}, {64, 150, 4, 4, 128, true, 9.0}, {90, 90, 2, 1, 64, false, 3.0}};
   uint32_t seed = 300;
   for (const Case& c : cases) {
@@ -207,7 +178,7 @@ TEST_F(WebGpuAttentionPrefillSg, LargeScoresRescale) {
 // finite, also in the key's own tile); a NaN or inf in v reaches only the rows that give the
 // key weight, and only that column; rows before it (weight 0) stay finite.
 TEST_F(WebGpuAttentionPrefillSg, NanAndInfFollowTheReference) {
-  const std::string expect = adapter_has_f16_matrices() ? kSg : kScalar;
+  const std::string expect = wgt::testing::adapter_has_f16_matrices() ? kSg : kScalar;
   const Case c{60, 60, 4, 2, 64, true};
   std::vector<float> q = normal(c.lq * c.heads * c.d, 1, 1.0), k = normal(c.lk * c.kv_heads * c.d, 2, 1.0),
                      v = normal(c.lk * c.kv_heads * c.d, 3, 1.0);
@@ -250,7 +221,7 @@ TEST_F(WebGpuAttentionPrefillSg, NanAndInfFollowTheReference) {
 // WGT_ATTN_PREFILL_SG changes the schedule (subgroups per workgroup, keys per tile), never the
 // result: one subgroup (one head per workgroup even for GQA 4), short tiles, long tiles.
 TEST_F(WebGpuAttentionPrefillSg, TunedTilesKeepResults) {
-  const std::string expect = adapter_has_f16_matrices() ? kSg : kScalar;
+  const std::string expect = wgt::testing::adapter_has_f16_matrices() ? kSg : kScalar;
   const Case c{100, 100, 4, 1, 64, true};
   for (const char* tile : {"1x8", "4x16", "2x64"}) {
     EnvGuard env("WGT_ATTN_PREFILL_SG", tile);
@@ -261,7 +232,7 @@ TEST_F(WebGpuAttentionPrefillSg, TunedTilesKeepResults) {
 
 // WGT_ATTN_PREFILL=scalar forces the scalar kernel; a general mask and f32 queries stay on it.
 TEST_F(WebGpuAttentionPrefillSg, KernelChoice) {
-  const bool tc = adapter_has_f16_matrices();
+  const bool tc = wgt::testing::adapter_has_f16_matrices();
   const Case c{24, 24, 4, 1, 64, true};
   {
     EnvGuard env("WGT_ATTN_PREFILL", "scalar");

@@ -184,12 +184,6 @@ std::array<uint32_t, N> dims(const char* text, uint32_t fill = 1) {
 
 // Sets an environment variable for one scope (reloaded: the next launch sees it); for the
 // tests of the variables' parsing.
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { test_setenv(n, v); }
-  ~ScopedEnv() { test_unsetenv(name.c_str()); }
-};
-
 TEST(WebGpuMatmul, TileOverridesAgree) {
   REQUIRE_GPU(gpu);
   Tensor a = random_gpu({2, 130, 65}, DType::F32, 700), b = random_gpu({65, 127}, DType::F32, 701);
@@ -642,7 +636,7 @@ TEST(WebGpuMatmul, GemvVecOverrides) {
     EXPECT_EQ(check_matmul(gpu, a, w, true), "gemv 256x64 kfast");
   }
   for (const char* bad : {"64x3", "48x32", "x", "128x32x9", "128x32x0", "128x32x2x2"}) {
-    ScopedEnv e("WGT_MATMUL_GEMV_VEC", bad);
+    EnvGuard e("WGT_MATMUL_GEMV_VEC", bad);
     OpCall call{OpKind::MatMul, "matmul_t", {a, w}, {Tensor::empty({2, 50}, DType::F32, Device::webgpu())}, {}, 0.0};
     call.attrs.transpose_b = true;
     try {
@@ -652,7 +646,7 @@ TEST(WebGpuMatmul, GemvVecOverrides) {
       EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
     }
   }
-  ScopedEnv e("WGT_MATMUL_SUBGROUPS", "maybe");
+  EnvGuard e("WGT_MATMUL_SUBGROUPS", "maybe");
   OpCall call{OpKind::MatMul, "matmul_t", {a, w}, {Tensor::empty({2, 50}, DType::F32, Device::webgpu())}, {}, 0.0};
   call.attrs.transpose_b = true;
   EXPECT_THROW(gpu->execute(call), Error);

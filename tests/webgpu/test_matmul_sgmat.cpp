@@ -13,20 +13,11 @@
 
 #include "matmul_check.hpp"
 #include "webgpu/plans/tuning.hpp"
+#include "webgpu_test.hpp"
 #include "wgt/webgpu_info.hpp"
 
 namespace wgt {
 namespace {
-
-// Whether the adapter offers an f16 -> f32 subgroup-matrix shape the kernel uses.
-bool adapter_has_f16_matrices() {
-  std::string why;
-  for (const WebGPUInfo& i : webgpu_adapters(&why))
-    if (i.index == 0)
-      for (const std::string& c : i.subgroup_matrix_configs)
-        if (c == "f16->f32 16x16x16" || c == "f16->f32 16x8x16" || c == "f16->f32 8x8x8") return true;
-  return false;
-}
 
 // Only 8x8x8 fragments (lavapipe): the forced 128x128 tile then needs 4x4 fragments per
 // subgroup and BK 16 to fit in 32 KiB of workgroup memory.
@@ -56,7 +47,7 @@ TEST(WebGpuMatmulSgMat, AlignedF16AgreesWithReference) {
     OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 4}, DType::F16, Device::webgpu())}, {}, 0.0};
     if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << s.reason;
   }
-  const bool tc = adapter_has_f16_matrices();
+  const bool tc = wgt::testing::adapter_has_f16_matrices();
   auto expect_kernel = [&](const std::string& variant) {
     EXPECT_EQ(variant.rfind("sgmat ", 0) == 0, tc) << variant << (tc ? " (the adapter has f16 subgroup matrices)" : "");
   };
@@ -118,7 +109,7 @@ TEST(WebGpuMatmulSgMat, EveryDataPathAgreesWithReference) {
     OpCall probe{OpKind::MatMul, "matmul", {a, b}, {Tensor::empty({2, 4}, DType::F16, Device::webgpu())}, {}, 0.0};
     if (Support s = gpu->supports(probe); !s.ok) GTEST_SKIP() << s.reason;
   }
-  const bool tc = adapter_has_f16_matrices();
+  const bool tc = wgt::testing::adapter_has_f16_matrices();
   const bool small = tc && adapter_has_only_small_matrices();
   // 8x8x8 fragments: 64x64x16 2x2 copies one fragment of A and of B per subgroup, 32x64x32 2x2
   // two of A and four of B. 16x16x16: 64x64x32 2x2 two and two, 128x256x16 4x4 one and two.

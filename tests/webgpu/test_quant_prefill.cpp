@@ -14,9 +14,7 @@
 #include <random>
 #include <string>
 
-#include "webgpu/plans/matmul_plan.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
-#include "webgpu/webgpu_backend.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -29,12 +27,6 @@ using namespace wgt;
 namespace {
 
 constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
-
-bool adapter_has_f16_matrices() {
-  std::string why;
-  auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(0, &why));
-  return b && webgpu::sgmat_shape(webgpu::Caps{b->features(), b->limits()}).has_value();
-}
 
 std::vector<float> randn(int64_t n, uint32_t seed, float sd) {
   std::mt19937 rng(seed);
@@ -54,7 +46,7 @@ class QuantPrefillWebGPU : public wgt::testing::WebGpuTest {
     p.min_gpu_work = std::numeric_limits<double>::infinity();  // host calls: the CPU oracle
     Runtime::get().set_policy(p);
     webgpu::set_kernel_tuning_override(std::nullopt);  // the default: sgmat where available
-    tc_ = adapter_has_f16_matrices();
+    tc_ = wgt::testing::adapter_has_f16_matrices();
   }
   void TearDown() override {
     webgpu::set_kernel_tuning_override(std::nullopt);

@@ -37,6 +37,19 @@ class WebGpuTest : public ::testing::Test {
   Policy saved_;
 };
 
+// Whether adapter 0 offers an f16 -> f32 subgroup-matrix shape the tensor-core kernels use
+// (16x16x16 or 16x8x16 on NVIDIA under Debian's Dawn, 8x8x8 on sid's lavapipe): there those
+// kernels must run, elsewhere the tests check the fallback (read from `wgt info`'s list, not
+// from the plans, so the tests do not take the plans' word for it).
+inline bool adapter_has_f16_matrices() {
+  std::string why;
+  for (const WebGPUInfo& i : webgpu_adapters(&why))
+    if (i.index == 0)
+      for (const std::string& c : i.subgroup_matrix_configs)
+        if (c == "f16->f32 16x16x16" || c == "f16->f32 16x8x16" || c == "f16->f32 8x8x8") return true;
+  return false;
+}
+
 // Early submission (set_webgpu_early_batch) off for a scope: a test that counts the
 // submissions or passes of a sequence of ops checks the batch limit and the reads, which an
 // idle device would otherwise pre-empt by taking each group of early_batch dispatches at once.
