@@ -90,6 +90,12 @@ struct MergeParams {
 };
 static_assert(sizeof(MergeParams) == 48, "mirrors Params of sparse_merge*.wgsl");
 
+struct AdaptiveParams {
+  uint32_t blocks, rb_off, y_off, ip_off;
+  uint32_t ix_off, v_off, b_off, bs0;
+};
+static_assert(sizeof(AdaptiveParams) == 32, "mirrors Params of sparse_adaptive*.wgsl");
+
 Planned<SpmmPlan> plan_spmm_for(const Context&, const OpCall& call) { return plan_spmm(call); }
 
 // The merge path: partition, main pass, fix-up of the rows that cross workgroups.
@@ -108,6 +114,22 @@ void launch_merge(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Te
   pass(2, {ctx.arg(carry), ctx.arg(y, false)}, (plan.groups * static_cast<uint64_t>(n) + 255) / 256);
 }
 
+// The Adaptive SpMV: a workgroup per row block, then (where rows are split over blocks) the
+// fix-up pass that adds each split row's partial sums.
+void launch_adaptive(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Tensor& ix, const Tensor& v,
+                     const Tensor& x, const Tensor& blocks, const Tensor& y) {
+  AdaptiveParams p{u32(plan.groups), u32(blocks.offset()), u32(y.offset()), u32(ip.offset()),
+                   u32(ix.offset()), u32(v.offset()), u32(x.offset()), u32(x.strides()[0])};
+  // Partial sums of the split rows' chunks, one f32 per block (only chunks write theirs).
+  const Tensor carry = ctx.scratch({plan.fixup ? static_cast<int64_t>(plan.groups) : 1}, DType::F32);
+  launch(ctx, plan.adaptive_variant(0, ip.dtype(), v.dtype()),
+         {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(x), ctx.arg(blocks), ctx.arg(carry, false), ctx.arg(y, false)}, &p,
+         sizeof p, plan.groups);
+  if (plan.fixup)
+    launch(ctx, plan.adaptive_variant(1, ip.dtype(), v.dtype()), {ctx.arg(blocks), ctx.arg(carry), ctx.arg(y, false)},
+           &p, sizeof p, (plan.groups + 255) / 256);
+}
+
 void encode_spmm(Context& ctx, OpCall& call, const SpmmPlan& plan) {
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
   const Tensor& b = call.inputs[3];
@@ -115,6 +137,8 @@ void encode_spmm(Context& ctx, OpCall& call, const SpmmPlan& plan) {
   const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
   if (rows == 0 || n == 0) return;
   if (plan.kernel == SpmmKernel::Merge) return launch_merge(ctx, plan, ip, ix, v, b, y);
+  if (plan.kernel == SpmmKernel::Adaptive)
+    return launch_adaptive(ctx, plan, ip, ix, v, b, ctx.dense(call.inputs[5]), y);
   SpmmParams p{};
   p.n = u32(n);
   p.y_off = u32(y.offset());
