@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "webgpu/kernels/sparse.hpp"
+
 #include "sparse/sparse_batch.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
@@ -17,6 +19,8 @@ namespace wgt::webgpu {
 namespace {
 
 constexpr int64_t kU31 = int64_t{1} << 31;
+
+thread_local std::string g_last_spmm;
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -135,6 +139,7 @@ void encode_spmm(Context& ctx, OpCall& call, const SpmmPlan& plan) {
   const Tensor& b = call.inputs[3];
   const Tensor& y = call.outputs[0];
   const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
+  g_last_spmm = plan.name();
   if (rows == 0 || n == 0) return;
   if (plan.kernel == SpmmKernel::Merge) return launch_merge(ctx, plan, ip, ix, v, b, y);
   if (plan.kernel == SpmmKernel::Adaptive)
@@ -335,6 +340,8 @@ void add_batched(KernelRegistry& r, OpKind kind) {
 }
 
 }  // namespace
+
+const std::string& spmm_last_plan() { return g_last_spmm; }
 
 void register_sparse_kernels(KernelRegistry& r) {
   add_batched<SpmmPlan, plan_spmm_for, encode_spmm>(r, OpKind::SpMM);
