@@ -152,8 +152,11 @@ int main(int argc, char** argv) {
     }
     const CsrTensor host = sparse_gen::to_csr(m, DType::I32);
     const CsrRowStats& st = host.stats();
-    std::printf("%s: rows %lld nnz %lld mean %.1f max %lld empty %lld cv %.2f\n", name, (long long)st.rows,
-                (long long)st.nnz, st.mean_len, (long long)st.max_len, (long long)st.empty_rows, st.cv);
+    std::printf("%s: rows %lld nnz %lld mean %.1f max %lld empty %lld cv %.2f; adaptive: %lld row blocks (%.0f entries "
+                "each on average), %lld rows split\n",
+                name, (long long)st.rows, (long long)st.nnz, st.mean_len, (long long)st.max_len, (long long)st.empty_rows,
+                st.cv, (long long)st.blocks, st.blocks ? double(st.nnz) / double(st.blocks) : 0.0,
+                (long long)st.split_rows);
     const CsrTensor a = host.to(gpu);
     a.pin();
     const Tensor x = on_cpu([&] { return rand_uniform({host.cols()}, 1, -1, 1); });

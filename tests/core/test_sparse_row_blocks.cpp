@@ -109,34 +109,36 @@ TEST(SparseRowBlocks, NoRowsAndEmptyRows) {
 }
 
 TEST(SparseRowBlocks, EntryBudget) {
-  // Four rows of 256: exactly the budget, one block; a fifth row starts the next.
-  std::vector<int64_t> ip = indptr_of({256, 256, 256, 256, 1});
-  EXPECT_EQ(blocks_of(partition_row_blocks(ip)),
-            (std::vector<Block>{{0, 0, false}, {4, 1024, false}, {5, 1025, false}}));
+  const int64_t D = kBlockEntries;
+  // Four rows of D / 4: exactly the budget, one block; a fifth row starts the next.
+  std::vector<int64_t> ip = indptr_of({D / 4, D / 4, D / 4, D / 4, 1});
+  EXPECT_EQ(blocks_of(partition_row_blocks(ip)), (std::vector<Block>{{0, 0, false}, {4, D, false}, {5, D + 1, false}}));
   // One entry more than the budget over two rows: two blocks.
-  ip = indptr_of({512, 513});
-  EXPECT_EQ(blocks_of(partition_row_blocks(ip)), (std::vector<Block>{{0, 0, false}, {1, 512, false}, {2, 1025, false}}));
+  ip = indptr_of({D / 2, D / 2 + 1});
+  EXPECT_EQ(blocks_of(partition_row_blocks(ip)),
+            (std::vector<Block>{{0, 0, false}, {1, D / 2, false}, {2, D + 1, false}}));
   // A row of exactly the budget is not split.
-  ip = indptr_of({1024, 1});
+  ip = indptr_of({D, 1});
   const RowBlocks rb = partition_row_blocks(ip);
-  EXPECT_EQ(blocks_of(rb), (std::vector<Block>{{0, 0, false}, {1, 1024, false}, {2, 1025, false}}));
+  EXPECT_EQ(blocks_of(rb), (std::vector<Block>{{0, 0, false}, {1, D, false}, {2, D + 1, false}}));
   EXPECT_EQ(rb.split_rows, 0);
 }
 
 TEST(SparseRowBlocks, RowLongerThanTheBudget) {
-  // 2500 entries: chunks of 1024, 1024 and 452 between two stream blocks.
-  const std::vector<int64_t> ip = indptr_of({3, 2500, 5, 0});
+  const int64_t D = kBlockEntries;
+  // 2 D + 452 entries: chunks of D, D and 452 between two stream blocks.
+  const std::vector<int64_t> ip = indptr_of({3, 2 * D + 452, 5, 0});
   const RowBlocks rb = partition_row_blocks(ip);
   EXPECT_EQ(blocks_of(rb), (std::vector<Block>{{0, 0, false},
                                                {1, 3, true},
-                                               {1, 1027, true},
-                                               {1, 2051, true},
-                                               {2, 2503, false},
-                                               {4, 2508, false}}));
+                                               {1, 3 + D, true},
+                                               {1, 3 + 2 * D, true},
+                                               {2, 3 + 2 * D + 452, false},
+                                               {4, 3 + 2 * D + 457, false}}));
   EXPECT_EQ(rb.split_rows, 1);
   expect_valid_partition(ip, rb, "long row");
   // Two long rows in a row: their chunks stay apart.
-  const std::vector<int64_t> ip2 = indptr_of({1025, 2048});
+  const std::vector<int64_t> ip2 = indptr_of({D + 1, 2 * D});
   const RowBlocks rb2 = partition_row_blocks(ip2);
   EXPECT_EQ(rb2.split_rows, 2);
   EXPECT_EQ(rb2.blocks, 4);
@@ -144,15 +146,16 @@ TEST(SparseRowBlocks, RowLongerThanTheBudget) {
 }
 
 TEST(SparseRowBlocks, LongRowAmongShortOnes) {
-  // A row of 100 then rows of 1: with n rows a lane of the long row adds 100 / lanes(n)
-  // entries, at most kLaneEntries: lanes >= 8, so 32 rows per block, not the 256 that the
-  // budget alone allows.
-  std::vector<int64_t> lens{100};
+  // A row of 8 kLaneEntries + 1 then rows of 1: a lane of the long row may add at most
+  // kLaneEntries entries, so its row needs 16 lanes: 16 rows per block, not the kBlockRows
+  // that the budget alone allows.
+  std::vector<int64_t> lens{8 * kLaneEntries + 1};
   lens.resize(300, 1);
   const std::vector<int64_t> ip = indptr_of(lens);
+  ASSERT_LE(lens[0] + 299, kBlockEntries);
   const std::vector<Block> b = blocks_of(partition_row_blocks(ip));
   ASSERT_GE(b.size(), 2u);
-  EXPECT_EQ(b[1].row, 32);
+  EXPECT_EQ(b[1].row, 16);
   expect_valid_partition(ip, partition_row_blocks(ip), "long among short");
 }
 
