@@ -122,8 +122,9 @@ TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
 // The Adaptive SpMV (row blocks, sparse/row_blocks.hpp) on every generated matrix, every
 // value dtype and both index widths, and on matrices made for its block boundaries: a row of
 // exactly one block's entries, rows split over several blocks (the fix-up pass) next to
-// each other and to empty rows, a long row among short ones, a larger power-law matrix and
-// more empty rows than a block holds. x contiguous and strided.
+// each other and to empty rows, a long row among short ones, a larger power-law matrix,
+// blocks of one lane per row and more empty rows than a block holds. x contiguous and
+// strided.
 TEST_F(WebGpuSparse, AdaptiveSpmv) {
   using namespace sparse_gen;
   using sparse_detail::kBlockEntries;
@@ -153,6 +154,7 @@ TEST_F(WebGpuSparse, AdaptiveSpmv) {
                     return l;
                   }(), 401, 5)});
   mats.push_back({"rmat-11", rmat(11, 8, 6)});
+  mats.push_back({"laplacian 20^2", laplacian_2d(20)});  // blocks of 256 rows: a lane per row
   mats.push_back({"600 empty rows", empty_rows(600, 3)});
   force_sparse_schedule(SparseSchedule::Adaptive);
   for (const auto& [name, m] : mats)

@@ -54,6 +54,18 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
   let k0 = h.y & ~SPLIT;
   let count = (h.w & ~SPLIT) - k0;
   let nrows = select(h.z - r0, 1u, split);
+  // This invocation's row and lane, and the row's bounds in the staging, read before the
+  // staging so that their loads are in flight together with the block's.
+  var lanes = WG;
+  while (lanes > 1u && lanes * nrows > WG) { lanes >>= 1u; }  // uniform: nrows is
+  let lr = t / lanes;
+  let lane = t % lanes;
+  var lo = 0u;
+  var hi = count;
+  if (lr < nrows && !split) {
+    lo = row_start(r0 + lr) - k0;
+    hi = row_start(r0 + lr + 1u) - k0;
+  }
   // Stage the products: all indices and values first, then all gathers, so each invocation
   // has PER loads of each kind in flight rather than one dependent pair at a time.
   var col: array<u32, PER>;
@@ -75,31 +87,24 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3
     }
   }
   workgroupBarrier();
-  var lanes = WG;
-  while (lanes > 1u && lanes * nrows > WG) { lanes >>= 1u; }  // uniform: nrows is
-  let lr = t / lanes;
-  let lane = t % lanes;
   var acc = 0.0;
   if (lr < nrows) {
-    var lo = 0u;
-    var hi = count;
-    if (!split) {
-      lo = row_start(r0 + lr) - k0;
-      hi = row_start(r0 + lr + 1u) - k0;
-    }
     for (var i = lo + lane; i < hi; i += lanes) { acc += s_prod[i]; }
   }
-  s_red[t] = acc;
-  workgroupBarrier();
-  for (var s = lanes / 2u; s > 0u; s >>= 1u) {
-    if (lane < s) { s_red[t] += s_red[t + s]; }
+  if (lanes > 1u) {  // uniform
+    s_red[t] = acc;
     workgroupBarrier();
+    for (var s = lanes / 2u; s > 0u; s >>= 1u) {
+      if (lane < s) { s_red[t] += s_red[t + s]; }
+      workgroupBarrier();
+    }
+    acc = s_red[t];
   }
   if (lane == 0u && lr < nrows) {
     if (split) {
-      carry[blk] = bitcast<u32>(s_red[t]);
+      carry[blk] = bitcast<u32>(acc);
     } else {
-      store(p.y_off + r0 + lr, s_red[t]);
+      store(p.y_off + r0 + lr, acc);
     }
   }
 }
