@@ -293,7 +293,9 @@ SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::
   // evenly whatever the row lengths, with coalesced reads of indptr and the output. For SpMV
   // the binned schedule (each row length class with its own lanes) measured twice as fast on
   // the H200's R-MAT (BENCHMARKS.md): the merge path's partition and fix-up passes cost more
-  // than a single column saves; without the row lists the merge path is still taken.
+  // than a single column saves; without the row lists the merge path is still taken. The
+  // Adaptive SpMV (row blocks) is only taken when forced until it is measured there against
+  // both (scripts/h200_sparse.sh).
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
   if (skewed) {
     p.schedule = n == 1 && has_bins ? SparseSchedule::Binned : SparseSchedule::MergePath;
