@@ -5,16 +5,22 @@
 // bench/torch_sparse.py runs torch.sparse_csr_tensor mv/mm (cuSPARSE) on the same matrices,
 // written by --dump DIR.
 //   bench_webgpu_sparse [--matrix laplacian,uniform,rmat (default: all)] [--small]
-//                       [--schedule auto|thread|group|binned|merge] [--n 64] [--dump DIR]
+//                       [--schedule S[,S...]] (auto thread group binned merge adaptive, or
+//                                     all: every one in this process, one line each; a
+//                                     forced schedule's --json case ends in " @<schedule>")
+//                       [--spmv-only] [--n 64] [--dump DIR]
 //                       [--no-vec4]  (B as columns 1..n of a [cols, n + 1] tensor: the
 //                                     scalar column lanes instead of vec4, for comparison)
 //                       [--json FILE]  (records of bench/bench_json.hpp: case "spmv <matrix>",
 //                                       "spmm n<N> <matrix>", time = the printed gpu column)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,7 +73,8 @@ Tensor on_cpu(const std::function<Tensor()>& f) {
   return t;
 }
 
-void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n, const bench::Timing& t) {
+void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n, const bench::Timing& t,
+            const std::string& forced) {
   const double s = t.batch_gpu_s > 0 ? t.batch_gpu_s : t.wall_s;
   const double csr_bytes = 4.0 * (a.rows() + 1) + 8.0 * a.nnz();
   const double vec_bytes = 4.0 * n * (a.rows() + a.cols());
@@ -78,7 +85,8 @@ void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n,
               2.0 * a.nnz() * n / s / 1e9);
   // The time the line prints first (batch GPU where measured, else wall), as torch_sparse.py's
   // CUDA-event time compares with it.
-  const std::string c = std::string(what) + (n > 1 ? " n" + std::to_string(n) + " " : " ") + matrix;
+  const std::string c = std::string(what) + (n > 1 ? " n" + std::to_string(n) + " " : " ") + matrix +
+                        (forced == "auto" ? std::string() : " @" + forced);
   bench::emit(bench::Record("sparse", c, "time", "us", s * 1e6)
                   .with("wall_us", t.wall_s * 1e6).with("schedule", sparse_schedule_name(choose_schedule(a, n).schedule))
                   .with("rows", static_cast<double>(a.rows())).with("nnz", static_cast<double>(a.nnz()))
@@ -90,7 +98,7 @@ void report(const char* what, const char* matrix, const CsrTensor& a, int64_t n,
 int main(int argc, char** argv) {
   if (!bench::json_from_args(argc, argv)) return 2;
   std::string only = "laplacian,uniform,rmat", sched = "auto", dump_dir;
-  bool small = false, no_vec4 = false;
+  bool small = false, no_vec4 = false, spmv_only = false;
   int64_t n = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -104,13 +112,27 @@ int main(int argc, char** argv) {
     else if (a == "--dump") dump_dir = next();
     else if (a == "--small") small = true;
     else if (a == "--no-vec4") no_vec4 = true;
+    else if (a == "--spmv-only") spmv_only = true;
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
-  if (sched == "thread") force_sparse_schedule(SparseSchedule::ThreadPerRow);
-  else if (sched == "group") force_sparse_schedule(SparseSchedule::GroupPerRow);
-  else if (sched == "binned") force_sparse_schedule(SparseSchedule::Binned);
-  else if (sched == "merge") force_sparse_schedule(SparseSchedule::MergePath);
-  else if (sched != "auto") { std::fprintf(stderr, "--schedule: auto, thread, group, binned or merge\n"); return 2; }
+  const std::map<std::string, std::optional<SparseSchedule>> by_name = {
+      {"auto", std::nullopt},
+      {"thread", SparseSchedule::ThreadPerRow},
+      {"group", SparseSchedule::GroupPerRow},
+      {"binned", SparseSchedule::Binned},
+      {"merge", SparseSchedule::MergePath},
+      {"adaptive", SparseSchedule::Adaptive}};
+  if (sched == "all") sched = "auto,thread,group,binned,merge,adaptive";
+  std::vector<std::string> schedules;
+  for (size_t at = 0; at <= sched.size();) {
+    const size_t end = std::min(sched.find(',', at), sched.size());
+    schedules.push_back(sched.substr(at, end - at));
+    if (!by_name.count(schedules.back())) {
+      std::fprintf(stderr, "--schedule: a comma list of auto, thread, group, binned, merge, adaptive, or all\n");
+      return 2;
+    }
+    at = end + 1;
+  }
   std::string why;
   if (dump_dir.empty() && !webgpu_available(&why)) {
     std::fprintf(stderr, "WebGPU unavailable: %s\n", why.c_str());
@@ -130,19 +152,30 @@ int main(int argc, char** argv) {
     }
     const CsrTensor host = sparse_gen::to_csr(m, DType::I32);
     const CsrRowStats& st = host.stats();
-    std::printf("%s: rows %lld nnz %lld mean %.1f max %lld empty %lld cv %.2f\n", name, (long long)st.rows,
-                (long long)st.nnz, st.mean_len, (long long)st.max_len, (long long)st.empty_rows, st.cv);
+    std::printf("%s: rows %lld nnz %lld mean %.1f max %lld empty %lld cv %.2f; adaptive: %lld row blocks (%.0f entries "
+                "each on average), %lld rows split\n",
+                name, (long long)st.rows, (long long)st.nnz, st.mean_len, (long long)st.max_len, (long long)st.empty_rows,
+                st.cv, (long long)st.blocks, st.blocks ? double(st.nnz) / double(st.blocks) : 0.0,
+                (long long)st.split_rows);
     const CsrTensor a = host.to(gpu);
     a.pin();
     const Tensor x = on_cpu([&] { return rand_uniform({host.cols()}, 1, -1, 1); });
     const Tensor b_full = on_cpu([&] { return rand_uniform({host.cols(), no_vec4 ? n + 1 : n}, 2, -1, 1); });
     const Tensor b = no_vec4 ? b_full.slice(1, 1, n + 1) : b_full;
     const Tensor xg = x.to(gpu), bg = no_vec4 ? b_full.to(gpu).slice(1, 1, n + 1) : b_full.to(gpu);
-    Tensor y;
-    bench::Timing t = bench::time_calls([&] { y = spmv(a, xg); });
-    if (verify(y, on_cpu([&] { return spmv(host, x); }), "spmv")) report("spmv", name, host, 1, t); else ++failures;
-    t = bench::time_calls([&] { y = spmm(a, bg); });
-    if (verify(y, on_cpu([&] { return spmm(host, b); }), "spmm")) report("spmm", name, host, n, t); else ++failures;
+    // The CPU results once per matrix, whatever the schedules compared.
+    const Tensor want_v = on_cpu([&] { return spmv(host, x); });
+    const Tensor want_m = spmv_only ? Tensor() : on_cpu([&] { return spmm(host, b); });
+    for (const std::string& sc : schedules) {
+      force_sparse_schedule(by_name.at(sc));
+      Tensor y;
+      bench::Timing t = bench::time_calls([&] { y = spmv(a, xg); });
+      if (verify(y, want_v, "spmv")) report("spmv", name, host, 1, t, sc); else ++failures;
+      if (spmv_only) continue;
+      t = bench::time_calls([&] { y = spmm(a, bg); });
+      if (verify(y, want_m, "spmm")) report("spmm", name, host, n, t, sc); else ++failures;
+    }
+    force_sparse_schedule(std::nullopt);
     a.unpin();
   }
   return failures ? 1 : 0;

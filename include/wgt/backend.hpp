@@ -21,7 +21,7 @@ enum class OpKind : uint8_t {
   QGetRows,     // inputs {packed bytes u8 [rows, row_bytes], ids i32 [n]}; attrs.qtype; out f32 [n, cols]
   // sparse CSR; a CSR operand is the inputs {indptr, indices, values} (i32 or
   // i64 indices); contracts in src/sparse/sparse_ops.cpp
-  SpMM,         // {indptr, indices, values, B [cols] or [cols, n], bin_rows}; out [rows] or [rows, n]
+  SpMM,         // {indptr, indices, values, B [cols] or [cols, n], bin_rows, row_blocks}; out [rows] or [rows, n]
   SDDMM,        // {indptr, indices, X [rows, k], Y [k, cols]}; out values [nnz]
   SpAddDense,   // {indptr, indices, values, D [rows, cols]}; out dense [rows, cols]
   SpRowReduce,  // {indptr, values}; attrs.reduce Sum or Max; out [rows]
@@ -63,6 +63,8 @@ struct OpAttrs {
   uint8_t sp_schedule = 0;    // a wgt::SparseSchedule value
   int64_t sp_lanes = 1;       // GroupPerRow: threads per row
   int64_t sp_bin_start[5] = {0, 0, 0, 0, 0};  // Binned: bin b's rows are bin_rows[start[b], start[b+1])
+  int64_t sp_blocks = 0;      // Adaptive: row blocks (row_blocks holds blocks + 1 pairs); 0: none
+  int64_t sp_split_rows = 0;  // Adaptive: rows split over several row blocks (0: no fix-up pass)
   // tensor algebra; contract in src/fft/fft_ops.cpp
   enum class FftKind : uint8_t { Forward, Inverse, RealForward, RealInverse };
   FftKind fft_kind = FftKind::Forward;

@@ -39,6 +39,10 @@ enum class SparseSchedule : uint8_t {
   MergePath,        // skewed (power-law) rows: every workgroup takes an equal share of the
                     // merged list of row ends and entries, rows crossing workgroups are
                     // finished by a fix-up pass
+  Adaptive,         // SpMV (CSR-Adaptive): host-made row blocks of at most a workgroup's
+                    // entries; a workgroup streams its block's entries contiguously and
+                    // reduces them per row; a row longer than a block is split over several
+                    // blocks and finished by a fix-up pass. SpMM (n > 1) takes the merge path.
 };
 const char* sparse_schedule_name(SparseSchedule s);
 
@@ -53,6 +57,10 @@ struct CsrRowStats {
   static constexpr int kBins = 4;
   static constexpr int64_t kBinLanes[kBins] = {1, 8, 32, 256};
   int64_t bin_start[kBins + 1] = {0, 0, 0, 0, 0};
+  // The Adaptive schedule's row blocks (sparse/row_blocks.hpp; `row_blocks`, i32, moved with
+  // the matrix): how many, and how many rows are longer than a block (split over several).
+  // blocks = 0 where none were made (no rows, or 2^31 or more rows or entries).
+  int64_t blocks = 0, split_rows = 0;
 };
 
 class CsrTensor {
@@ -96,12 +104,15 @@ class CsrTensor {
   const CsrRowStats& stats() const { return *stats_; }
   // Row ids of the Binned schedule's bins (see CsrRowStats), on the matrix's device.
   const Tensor& bin_rows() const { return bin_rows_; }
+  // The Adaptive schedule's row blocks (sparse/row_blocks.hpp): i32 [2 (blocks + 1)] pairs
+  // (first row, first entry | split flag), on the matrix's device; undefined without blocks.
+  const Tensor& row_blocks() const { return row_blocks_; }
   std::string str() const;
 
   // The same pattern with other values ([nnz] or [batch, nnz], any float dtype, the matrix's
   // device): a single matrix or a batch.
   CsrTensor with_values(const Tensor& values) const;
-  // Moves the arrays (and the cached bin lists) through Tensor::to.
+  // Moves the arrays (and the cached bin lists and row blocks) through Tensor::to.
   CsrTensor to(Device device) const;
   CsrTensor cpu() const { return to(Device::cpu()); }
   // [rows, cols], or [batch, rows, cols] for a batch.
@@ -115,7 +126,7 @@ class CsrTensor {
   void unpin() const;
 
  private:
-  Tensor indptr_, indices_, values_, bin_rows_;
+  Tensor indptr_, indices_, values_, bin_rows_, row_blocks_;
   int64_t rows_ = 0, cols_ = 0;
   bool sorted_ = true, dups_ = false;
   std::shared_ptr<const CsrRowStats> stats_;
@@ -131,8 +142,9 @@ struct SparsePlan {
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n);
 // The choice itself, a pure function of the row statistics, the dense column count, whether
 // the matrix has its Binned row lists, and a forced schedule (Binned without the lists
-// becomes GroupPerRow). choose_schedule(a, n) is this with a's statistics and the schedule
-// force_sparse_schedule set.
+// becomes GroupPerRow; Adaptive for SpMM or without row blocks becomes MergePath).
+// choose_schedule(a, n) is this with a's statistics and the schedule force_sparse_schedule
+// set, else the one WGT_SPARSE_SCHEDULE names (unset or `auto`: the choice by statistics).
 SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced = {});
 // Forces a schedule for every later sparse op of the process (nullopt: back to the choice by
 // statistics): for tests and benchmarks that compare schedules on one matrix.

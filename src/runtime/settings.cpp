@@ -161,6 +161,14 @@ const std::vector<SettingInfo>& table() {
       {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "the largest one-workgroup length",
        "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
        num<&S::fft_row>},
+      {"WGT_SPARSE_SCHEDULE", K::Choice, "auto, thread, group, binned, merge or adaptive", "auto",
+       "WebGPU SpMV/SpMM schedule for every matrix (docs/sparse.md): `auto` chooses by the row statistics; "
+       "`adaptive` (CSR-Adaptive row blocks) is SpMV's, SpMM then takes `merge`",
+       0, 0, false, {"auto", "thread", "group", "binned", "merge", "adaptive"},
+       [](S& s, const SettingValue& v, const std::string& e) {
+         put(s.sparse_schedule, e,
+             v.num == 0 ? std::optional<uint8_t>() : std::optional<uint8_t>(static_cast<uint8_t>(v.num - 1)));
+       }},
       {"WGT_ATTN_PREFILL", K::Choice, "sg or scalar", "sg",
        "prefill attention: the subgroup-matrix kernel (where it applies) or the scalar one", 0, 0, false,
        {"sg", "scalar"},

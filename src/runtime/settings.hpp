@@ -119,6 +119,8 @@ struct Settings {
   enum class FftKernel { Auto, Local, Stockham };
   Setting<FftKernel> fft_kernel = FftKernel::Auto;
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
+  // WGT_SPARSE_SCHEDULE: a wgt::SparseSchedule value forced on every sparse op; unset = auto
+  Setting<std::optional<uint8_t>> sparse_schedule;
   Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=scalar
   Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/settings.hpp"
 #include "sparse/csr_host.hpp"
+#include "sparse/row_blocks.hpp"
 #include "wgt/runtime.hpp"
 #include "wgt/sparse.hpp"
 
@@ -17,6 +19,7 @@ const char* sparse_schedule_name(SparseSchedule s) {
     case SparseSchedule::GroupPerRow: return "group-per-row";
     case SparseSchedule::Binned: return "binned";
     case SparseSchedule::MergePath: return "merge-path";
+    case SparseSchedule::Adaptive: return "adaptive";
   }
   return "?";
 }
@@ -56,8 +59,9 @@ void require_1d(const Tensor& t, const char* what, const char* op) {
     throw_error(ErrorKind::RankMismatch, op, std::string(what) + " must be 1-D, got " + t.str());
 }
 
-// Row statistics and the Binned schedule's row lists (counting sort of the rows by bin).
-std::shared_ptr<CsrRowStats> make_stats(const std::vector<int64_t>& ip, Tensor* bin_rows) {
+// Row statistics, the Binned schedule's row lists (counting sort of the rows by bin) and the
+// Adaptive schedule's row blocks.
+std::shared_ptr<CsrRowStats> make_stats(const std::vector<int64_t>& ip, Tensor* bin_rows, Tensor* row_blocks) {
   auto s = std::make_shared<CsrRowStats>();
   const int64_t rows = static_cast<int64_t>(ip.size()) - 1;
   s->rows = rows;
@@ -88,6 +92,13 @@ std::shared_ptr<CsrRowStats> make_stats(const std::vector<int64_t>& ip, Tensor* 
     for (int64_t r = 0; r < rows; ++r) ids[static_cast<size_t>(at[bin_of(ip[r + 1] - ip[r])]++)] = static_cast<int32_t>(r);
     *bin_rows = Tensor::from_vector(ids, {rows});
   }
+  // Block coordinates are 31-bit too (the top bit of an entry index is the split flag).
+  if (rows > 0 && rows < (int64_t{1} << 31) && s->nnz < (int64_t{1} << 31)) {
+    RowBlocks rb = partition_row_blocks(ip);
+    s->blocks = rb.blocks;
+    s->split_rows = rb.split_rows;
+    *row_blocks = Tensor::from_vector(rb.pairs, {static_cast<int64_t>(rb.pairs.size())});
+  }
   return s;
 }
 
@@ -95,7 +106,7 @@ std::shared_ptr<CsrRowStats> make_stats(const std::vector<int64_t>& ip, Tensor* 
 
 struct CsrAccess {
   static CsrTensor make(Tensor ip, Tensor ix, Tensor v, int64_t rows, int64_t cols, bool sorted, bool dups,
-                        std::shared_ptr<const CsrRowStats> stats, Tensor bins) {
+                        std::shared_ptr<const CsrRowStats> stats, Tensor bins, Tensor blocks) {
     CsrTensor c;
     c.indptr_ = std::move(ip);
     c.indices_ = std::move(ix);
@@ -106,6 +117,7 @@ struct CsrAccess {
     c.dups_ = dups;
     c.stats_ = std::move(stats);
     c.bin_rows_ = std::move(bins);
+    c.row_blocks_ = std::move(blocks);
     return c;
   }
 };
@@ -183,10 +195,12 @@ CsrTensor CsrTensor::from_parts(const Tensor& indptr, const Tensor& indices, con
     if (!sorted && opt.require_sorted)
       throw_error(ErrorKind::InvalidArgument, op, "column indices of row " + std::to_string(r) + " are not ascending");
   }
-  Tensor bins;
-  auto stats = make_stats(ip, &bins);
+  Tensor bins, blocks;
+  auto stats = make_stats(ip, &bins, &blocks);
   if (bins.defined() && !values.device().is_cpu()) bins = bins.to(values.device());
-  return CsrAccess::make(indptr, indices, values, rows, cols, sorted, dups, std::move(stats), std::move(bins));
+  if (blocks.defined() && !values.device().is_cpu()) blocks = blocks.to(values.device());
+  return CsrAccess::make(indptr, indices, values, rows, cols, sorted, dups, std::move(stats), std::move(bins),
+                         std::move(blocks));
 }
 
 std::string CsrTensor::str() const {
@@ -233,15 +247,16 @@ CsrTensor CsrTensor::to(Device d) const {
   c.indices_ = indices_.to(d);
   c.values_ = values_.to(d);
   if (bin_rows_.defined()) c.bin_rows_ = bin_rows_.to(d);
+  if (row_blocks_.defined()) c.row_blocks_ = row_blocks_.to(d);
   return c;
 }
 
 void CsrTensor::pin() const {
-  for (const Tensor* t : {&indptr_, &indices_, &values_, &bin_rows_})
+  for (const Tensor* t : {&indptr_, &indices_, &values_, &bin_rows_, &row_blocks_})
     if (t->defined()) Runtime::get().pin(*t);
 }
 void CsrTensor::unpin() const {
-  for (const Tensor* t : {&indptr_, &indices_, &values_, &bin_rows_})
+  for (const Tensor* t : {&indptr_, &indices_, &values_, &bin_rows_, &row_blocks_})
     if (t->defined()) Runtime::get().unpin(*t);
 }
 
@@ -249,8 +264,10 @@ void force_sparse_schedule(std::optional<SparseSchedule> s) { g_forced.store(s ?
 
 SparsePlan choose_schedule(const CsrTensor& a, int64_t n) {
   const int forced = g_forced.load();
-  return choose_schedule(a.stats(), n, a.bin_rows().defined(),
-                         forced >= 0 ? std::optional(static_cast<SparseSchedule>(forced)) : std::nullopt);
+  std::optional<SparseSchedule> s;
+  if (forced >= 0) s = static_cast<SparseSchedule>(forced);
+  else if (const auto& env = *settings().sparse_schedule) s = static_cast<SparseSchedule>(*env);
+  return choose_schedule(a.stats(), n, a.bin_rows().defined(), s);
 }
 
 SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::optional<SparseSchedule> forced) {
@@ -264,6 +281,10 @@ SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::
   if (forced) {
     p.schedule = *forced;
     if (p.schedule == SparseSchedule::Binned && !has_bins) p.schedule = SparseSchedule::GroupPerRow;
+    // The Adaptive kernel is SpMV's; SpMM and matrices without blocks take the merge path,
+    // which also splits the work evenly whatever the row lengths.
+    if (p.schedule == SparseSchedule::Adaptive && (n != 1 || (s.blocks == 0 && s.rows > 0)))
+      p.schedule = SparseSchedule::MergePath;
     p.lanes = lanes_for(std::max(s.mean_len, 8.0));
     return p;
   }
@@ -272,7 +293,9 @@ SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::
   // evenly whatever the row lengths, with coalesced reads of indptr and the output. For SpMV
   // the binned schedule (each row length class with its own lanes) measured twice as fast on
   // the H200's R-MAT (BENCHMARKS.md): the merge path's partition and fix-up passes cost more
-  // than a single column saves; without the row lists the merge path is still taken.
+  // than a single column saves; without the row lists the merge path is still taken. The
+  // Adaptive SpMV (row blocks) is only taken when forced until it is measured there against
+  // both (scripts/h200_sparse.sh).
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
   if (skewed) {
     p.schedule = n == 1 && has_bins ? SparseSchedule::Binned : SparseSchedule::MergePath;

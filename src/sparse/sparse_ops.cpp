@@ -1,9 +1,11 @@
 // Front-ends of the sparse ops: validate, pick the schedule from the matrix's cached row
 // statistics, and hand an OpCall to the runtime (placement, fallback, budget as for every op).
 // Call contracts (inputs in this order; a CSR operand is {indptr, indices, values}):
-//   SpMM        {indptr, indices, values, B [cols] | [cols, n], bin_rows}; out [rows] | [rows, n].
-//               attrs.sp_cols, sp_schedule, sp_lanes, sp_bin_start (the plan of wgt::SparsePlan);
-//               bin_rows is the matrix's bin list (i32), read only by the Binned schedule.
+//   SpMM        {indptr, indices, values, B [cols] | [cols, n], bin_rows, row_blocks};
+//               out [rows] | [rows, n]. attrs.sp_cols, sp_schedule, sp_lanes, sp_bin_start,
+//               sp_blocks, sp_split_rows (the plan of wgt::SparsePlan); bin_rows is the matrix's bin list
+//               (i32), read only by the Binned schedule, row_blocks its row blocks (i32,
+//               sparse/row_blocks.hpp), read only by the Adaptive one.
 //   SDDMM       {indptr, indices, X [rows, k], Y [k, cols]}; out values [nnz] of X's dtype.
 //   SpAddDense  {indptr, indices, values, D [rows, cols]}; out [rows, cols] of D's dtype.
 //   SpRowReduce {indptr, values}; attrs.reduce Sum | Max; out [rows].
@@ -43,6 +45,8 @@ void set_plan(OpCall& call, const CsrTensor& a, int64_t n) {
   call.attrs.sp_schedule = static_cast<uint8_t>(p.schedule);
   call.attrs.sp_lanes = p.lanes;
   for (int b = 0; b <= CsrRowStats::kBins; ++b) call.attrs.sp_bin_start[b] = a.stats().bin_start[b];
+  call.attrs.sp_blocks = a.stats().blocks;
+  call.attrs.sp_split_rows = a.stats().split_rows;
 }
 
 // The leading batch dimension a batched operand must have (none for a single matrix).
@@ -77,10 +81,11 @@ Tensor spmm_impl(const CsrTensor& a, const Tensor& b, const char* op) {
                 "the matrix has " + std::to_string(a.cols()) + " columns, the dense operand " + std::to_string(b.size(bd)) +
                     " rows");
   const int64_t n = vec ? 1 : b.size(bd + 1);
-  // A matrix without bins (2^31 rows or more) is never given the Binned schedule; indptr
-  // then stands in for the unused operand.
+  // A matrix without bins (2^31 rows or more) is never given the Binned schedule, nor one
+  // without row blocks the Adaptive one; indptr then stands in for the unused operand.
   Tensor bins = a.bin_rows().defined() ? a.bin_rows() : a.indptr();
-  OpCall call{OpKind::SpMM, op, {a.indptr(), a.indices(), a.values(), b, bins}, {}, {}};
+  Tensor blocks = a.row_blocks().defined() ? a.row_blocks() : a.indptr();
+  OpCall call{OpKind::SpMM, op, {a.indptr(), a.indices(), a.values(), b, bins, blocks}, {}, {}};
   set_plan(call, a, n);
   call.work = members(a) * (2.0 * static_cast<double>(a.nnz()) * static_cast<double>(n) + static_cast<double>(a.rows() * n));
   const Shape out = with_batch(a, vec ? Shape{a.rows()} : Shape{a.rows(), n});

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plan_test_support.hpp"
+#include "settings_env.hpp"
 #include "sparse/generate.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
 #include "webgpu/shader_registry.hpp"
@@ -26,16 +27,19 @@ CsrRowStats stats(int64_t rows, double mean, int64_t max_len, double cv) {
   return s;
 }
 
-// An SpMM call of `rows` x `cols` with `nnz` entries (host tensors: only metadata is read).
+// An SpMM call of `rows` x `cols` with `nnz` entries (host tensors: only metadata is read);
+// `blocks` row blocks (0: indptr stands in for them, as for a matrix without blocks).
 OpCall spmm_call(int64_t rows, int64_t nnz, const Tensor& b, SparseSchedule sc, DType vt = DType::F32,
-                 DType it = DType::I32, bool bins = true) {
+                 DType it = DType::I32, bool bins = true, int64_t blocks = 0) {
   OpCall c{OpKind::SpMM, "spmm",
            {Tensor::empty({rows + 1}, it), Tensor::empty({nnz}, it), Tensor::empty({nnz}, vt), b,
-            bins ? Tensor::empty({rows}, DType::I32) : Tensor::empty({rows + 1}, it)},
+            bins ? Tensor::empty({rows}, DType::I32) : Tensor::empty({rows + 1}, it),
+            blocks ? Tensor::empty({2 * (blocks + 1)}, DType::I32) : Tensor::empty({rows + 1}, it)},
            {}, {}};
   c.attrs.sp_cols = b.size(0);
   c.attrs.sp_schedule = static_cast<uint8_t>(sc);
   c.attrs.sp_lanes = 8;
+  c.attrs.sp_blocks = blocks;
   return c;
 }
 
@@ -78,6 +82,45 @@ TEST(SparseSchedule, ChoiceFromRowStatistics) {
   EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::laplacian_2d(64)), 1).schedule, SparseSchedule::ThreadPerRow);
   EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::uniform(4096, 4096, 16, 21)), 1).schedule,
             SparseSchedule::GroupPerRow);
+}
+
+TEST(SparseSchedule, Adaptive) {
+  CsrRowStats s = stats(1 << 20, 16, 40000, 4.0);
+  s.blocks = 70000;
+  // Not chosen by statistics until measured: skewed SpMV stays binned.
+  EXPECT_EQ(choose_schedule(s, 1, true).schedule, SparseSchedule::Binned);
+  // Forced: SpMV only, and only with row blocks; otherwise the merge path.
+  EXPECT_EQ(choose_schedule(s, 1, true, SparseSchedule::Adaptive).schedule, SparseSchedule::Adaptive);
+  EXPECT_EQ(choose_schedule(s, 64, true, SparseSchedule::Adaptive).schedule, SparseSchedule::MergePath);
+  s.blocks = 0;
+  EXPECT_EQ(choose_schedule(s, 1, true, SparseSchedule::Adaptive).schedule, SparseSchedule::MergePath);
+  EXPECT_STREQ(sparse_schedule_name(SparseSchedule::Adaptive), "adaptive");
+}
+
+// WGT_SPARSE_SCHEDULE forces a schedule for every matrix; force_sparse_schedule wins over it;
+// a bad value is a typed error at the choice.
+TEST(SparseSchedule, EnvironmentVariable) {
+  const CsrTensor a = sparse_gen::to_csr(sparse_gen::laplacian_2d(16));
+  test_setenv("WGT_SPARSE_SCHEDULE", "adaptive");
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::Adaptive);
+  EXPECT_EQ(choose_schedule(a, 8).schedule, SparseSchedule::MergePath);
+  force_sparse_schedule(SparseSchedule::Binned);
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::Binned);
+  force_sparse_schedule(std::nullopt);
+  test_setenv("WGT_SPARSE_SCHEDULE", "merge");
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::MergePath);
+  test_setenv("WGT_SPARSE_SCHEDULE", "auto");
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::ThreadPerRow);
+  test_setenv("WGT_SPARSE_SCHEDULE", "fastest");
+  try {
+    (void)choose_schedule(a, 1);
+    ADD_FAILURE() << "WGT_SPARSE_SCHEDULE=fastest accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("WGT_SPARSE_SCHEDULE"), std::string::npos) << e.what();
+  }
+  test_unsetenv("WGT_SPARSE_SCHEDULE");
+  EXPECT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::ThreadPerRow);
 }
 
 TEST(SparseSchedule, ForcedOverrideReachesTheCall) {
@@ -150,6 +193,34 @@ TEST(SpmmPlan, RowKernelsAndVec4) {
       q.cols = 16;
       expect_variant_expands(q.rows_variant(2, list, DType::I64, DType::F32));
     }
+}
+
+TEST(SpmmPlan, AdaptiveSpmv) {
+  // SpMV with row blocks: a workgroup per block; the fix-up pass where rows are split.
+  OpCall c = spmm_call(1000, 5000, Tensor::empty({300}, DType::F32), SparseSchedule::Adaptive, DType::F32, DType::I32,
+                       true, 9);
+  SpmmPlan p = plan_ok(c);
+  EXPECT_EQ(p.kernel, SpmmKernel::Adaptive);
+  EXPECT_EQ(p.groups, 9u);
+  EXPECT_FALSE(p.fixup);
+  EXPECT_EQ(p.name(), "adaptive G9");
+  c.attrs.sp_split_rows = 2;
+  p = plan_ok(c);
+  EXPECT_TRUE(p.fixup);
+  EXPECT_EQ(p.name(), "adaptive G9 F");
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& [it, vt] : {std::pair{DType::I32, DType::F32}, {DType::I64, DType::F16}, {DType::I32, DType::BF16}})
+      expect_variant_expands(p.adaptive_variant(pass, it, vt));
+  // Blocks that do not match their count: the merge path.
+  c.attrs.sp_blocks = 10;
+  EXPECT_EQ(plan_ok(c).kernel, SpmmKernel::Merge);
+  // SpMM, or indptr standing in for missing blocks: the merge path.
+  EXPECT_EQ(plan_ok(spmm_call(1000, 5000, Tensor::empty({300, 8}, DType::F32), SparseSchedule::Adaptive, DType::F32,
+                              DType::I32, true, 9))
+                .kernel,
+            SpmmKernel::Merge);
+  EXPECT_EQ(plan_ok(spmm_call(999, 5000, Tensor::empty({300}, DType::F32), SparseSchedule::Adaptive)).kernel,
+            SpmmKernel::Merge);
 }
 
 TEST(SpmmPlan, Rejects) {

@@ -1,5 +1,6 @@
 // The sparse CSR kernels on WebGPU against the CPU reference: SpMV/SpMM under every
-// schedule (thread per row, lanes per row, binned, merge path) on generated matrices (empty,
+// schedule (thread per row, lanes per row, binned, merge path, adaptive row blocks for SpMV)
+// on generated matrices (empty,
 // empty rows with one dense row, diagonal, banded, uniform, R-MAT, a row longer than several
 // merge-path workgroups), f32/f16/bf16 values, i32/i64 indices, row-major/column-major/sliced
 // and vec4-aligned dense operands, more dense columns than a workgroup's column lanes; SDDMM,
@@ -7,12 +8,15 @@
 // gpu-strict errors, pinning and the budget.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "sparse/generate.hpp"
+#include "sparse/row_blocks.hpp"
+#include "webgpu/kernels/sparse.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/sparse.hpp"
 #include "wgt/wgt.hpp"
@@ -97,7 +101,7 @@ TEST_F(WebGpuSparse, SpmvSpmmDtypes) {
 TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
   for (const auto& [name, m] : matrices())
     for (SparseSchedule sc : {SparseSchedule::ThreadPerRow, SparseSchedule::GroupPerRow, SparseSchedule::Binned,
-                              SparseSchedule::MergePath}) {
+                              SparseSchedule::MergePath, SparseSchedule::Adaptive}) {
       const std::string what = std::string(name) + " " + sparse_schedule_name(sc);
       force_sparse_schedule(sc);
       use_cpu_reference();
@@ -112,6 +116,130 @@ TEST_F(WebGpuSparse, SpmvSpmmEverySchedule) {
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 12}, 5, DType::F32, d).slice(1, 4, 12)); });
       check(what + " spmm sliced", tol,
             [&](Device d) { return spmm(a.to(d), dense_input({a.cols(), 9}, 4, DType::F32, d).slice(1, 1, 9, 3)); });
+    }
+}
+
+// The Adaptive SpMV (row blocks, sparse/row_blocks.hpp) on every generated matrix, every
+// value dtype and both index widths, and on matrices made for its block boundaries: a row of
+// exactly one block's entries, rows split over several blocks (the fix-up pass) next to
+// each other and to empty rows, a long row among short ones, a larger power-law matrix,
+// blocks of one lane per row and more empty rows than a block holds. x contiguous and
+// strided.
+TEST_F(WebGpuSparse, AdaptiveSpmv) {
+  using namespace sparse_gen;
+  using sparse_detail::kBlockEntries;
+  auto mats = matrices();
+  auto by_lengths = [](const std::vector<int64_t>& lens, int64_t cols, uint64_t seed) {
+    HostCsr h = uniform(static_cast<int64_t>(lens.size()), cols, 0, seed);
+    h.indptr.assign(1, 0);
+    h.indices.clear();
+    for (size_t r = 0; r < lens.size(); ++r) {
+      for (int64_t j = 0; j < lens[r]; ++j) h.indices.push_back((j * 7 + static_cast<int64_t>(r)) % cols);
+      std::sort(h.indices.end() - lens[r], h.indices.end());
+      h.indptr.push_back(static_cast<int64_t>(h.indices.size()));
+    }
+    h.values.resize(h.indices.size());
+    for (size_t k = 0; k < h.values.size(); ++k) h.values[k] = static_cast<float>((k * 37 % 101) / 50.0 - 1.0);
+    return h;
+  };
+  // Columns j * 7 + r mod cols are distinct for lengths up to cols (7 and cols coprime).
+  static_assert((2 * kBlockEntries + 1) % 7 != 0 && (3 * kBlockEntries + 1) % 7 != 0);
+  mats.push_back({"block-sized rows", by_lengths({kBlockEntries, 1, kBlockEntries, 0, 3}, 2 * kBlockEntries + 1, 3)});
+  mats.push_back({"split rows",
+                  by_lengths({0, kBlockEntries + 1, 3 * kBlockEntries - 5, 0, 0, 2, 2 * kBlockEntries}, 3 * kBlockEntries + 1, 4)});
+  mats.push_back({"long among short", by_lengths([] {
+                    std::vector<int64_t> l(300, 1);
+                    l[5] = 200;
+                    l[150] = 0;
+                    return l;
+                  }(), 401, 5)});
+  mats.push_back({"rmat-11", rmat(11, 8, 6)});
+  mats.push_back({"laplacian 20^2", laplacian_2d(20)});  // blocks of 256 rows: a lane per row
+  mats.push_back({"600 empty rows", empty_rows(600, 3)});
+  force_sparse_schedule(SparseSchedule::Adaptive);
+  for (const auto& [name, m] : mats)
+    for (const auto& [idx, dt] : kMixes) {
+      const std::string what = std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt);
+      use_cpu_reference();
+      const CsrTensor a = sparse_gen::to_csr(m, idx, dt);
+      ASSERT_EQ(choose_schedule(a, 1).schedule, SparseSchedule::Adaptive);
+      const double tol = tol_of(dt, a.stats().max_len);
+      check(what + " spmv", tol, [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, dt, d)); });
+      EXPECT_EQ(webgpu::spmm_last_plan().rfind("adaptive G" + std::to_string(a.stats().blocks), 0), 0u)
+          << what << ": " << webgpu::spmm_last_plan();
+      EXPECT_EQ(webgpu::spmm_last_plan().find(" F") != std::string::npos, a.stats().split_rows > 0) << what;
+      check(what + " spmv strided x", tol,
+            [&](Device d) { return spmv(a.to(d), dense_input({2 * a.cols() + 1}, 2, dt, d).slice(0, 1, 2 * a.cols() + 1, 2)); });
+    }
+  // No rows: nothing to run, an empty result.
+  use_cpu_reference();
+  const CsrTensor z = sparse_gen::to_csr(empty_rows(0, 4), DType::I32);
+  check("no rows", 0, [&](Device d) { return spmv(z.to(d), dense_input({4}, 1, DType::F32, d)); });
+}
+
+// NaN and inf in the values and in x under the Adaptive SpMV, in a stream block and in a
+// row split over blocks (whose chunks' partial sums meet in the fix-up pass), and f32 sums
+// that overflow to inf.
+TEST_F(WebGpuSparse, AdaptiveNaNInf) {
+  using sparse_detail::kBlockEntries;
+  force_sparse_schedule(SparseSchedule::Adaptive);
+  // Rows: 0..3 short, 4 split over three blocks, 5 empty, 6 short.
+  const int64_t long_len = 2 * kBlockEntries + 100, cols = long_len + 4;
+  std::vector<int64_t> ip{0}, ix;
+  std::vector<float> v;
+  auto row = [&](std::vector<std::pair<int64_t, float>> entries) {
+    for (auto [j, x] : entries) {
+      ix.push_back(j);
+      v.push_back(x);
+    }
+    ip.push_back(static_cast<int64_t>(ix.size()));
+  };
+  row({{0, NAN}, {1, 1}});
+  row({{0, INFINITY}, {2, 1}});
+  row({{1, INFINITY}, {2, -INFINITY}});
+  row({{3, 2}, {4, 3}});  // x[3] is NaN below in the second case
+  std::vector<std::pair<int64_t, float>> lr;
+  for (int64_t j = 0; j < long_len; ++j) lr.push_back({j + 4, 0.5f});
+  row(lr);
+  row({});
+  row({{5, 3e38f}, {6, 3e38f}});
+  for (int x_case = 0; x_case < 3; ++x_case)
+    for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+      use_cpu_reference();
+      std::vector<float> vals = v;
+      std::vector<float> x(static_cast<size_t>(cols), 1.0f);
+      if (x_case == 1) {
+        x[3] = NAN;                           // row 3
+        x[10] = INFINITY;                     // in the split row's first chunk
+      } else if (x_case == 2) {
+        vals[ip[4] + 5] = INFINITY;           // the split row's first chunk: +inf
+        vals[ip[5] - 7] = -INFINITY;          // and its last: -inf, NaN in the fix-up
+      }
+      const CsrTensor a =
+          CsrTensor::from_parts(Tensor::from_vector(ip, {static_cast<int64_t>(ip.size())}),
+                                Tensor::from_vector(ix, {static_cast<int64_t>(ix.size())}),
+                                cast(Tensor::from_vector(vals, {static_cast<int64_t>(vals.size())}), dt),
+                                {static_cast<int64_t>(ip.size()) - 1, cols});
+      ASSERT_EQ(a.stats().split_rows, 1);
+      const Tensor xt = cast(Tensor::from_vector(x, {cols}), dt);
+      check(std::string("nan/inf case ") + std::to_string(x_case) + " " + dtype_name(dt), tol_of(dt, long_len),
+            [&](Device d) { return spmv(a.to(d), xt.to(d)); });
+    }
+}
+
+// A batch of matrices sharing the pattern under the Adaptive SpMV: member views at offsets.
+TEST_F(WebGpuSparse, AdaptiveBatches) {
+  using namespace sparse_gen;
+  force_sparse_schedule(SparseSchedule::Adaptive);
+  for (const auto& [name, h] : {std::pair{"long-row", mixed(9, 3000, 2, 0.3, 4, 7)},
+                                std::pair{"empty-rows+dense-row", mixed(31, 140, 3, 0.5, 9, 1)}})
+    for (const auto& [idx, dt] : kMixes) {
+      use_cpu_reference();
+      const CsrTensor one = to_csr(h, idx, dt);
+      const CsrTensor a = one.with_values(cast(rand_uniform({3, one.nnz()}, 17, -1, 1), dt));
+      check(std::string(name) + " " + dtype_name(idx) + " " + dtype_name(dt) + " batch spmv", tol_of(dt, a.stats().max_len),
+            [&](Device d) { return spmv(a.to(d), dense_input({3, a.cols()}, 1, dt, d)); });
+      EXPECT_EQ(webgpu::spmm_last_plan().rfind("adaptive", 0), 0u) << webgpu::spmm_last_plan();
     }
 }
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "webgpu/kernels/sparse.hpp"
+
 #include "sparse/sparse_batch.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/plans/sparse_plan.hpp"
@@ -17,6 +19,8 @@ namespace wgt::webgpu {
 namespace {
 
 constexpr int64_t kU31 = int64_t{1} << 31;
+
+thread_local std::string g_last_spmm;
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -90,6 +94,12 @@ struct MergeParams {
 };
 static_assert(sizeof(MergeParams) == 48, "mirrors Params of sparse_merge*.wgsl");
 
+struct AdaptiveParams {
+  uint32_t blocks, rb_off, y_off, ip_off;
+  uint32_t ix_off, v_off, b_off, bs0;
+};
+static_assert(sizeof(AdaptiveParams) == 32, "mirrors Params of sparse_adaptive*.wgsl");
+
 Planned<SpmmPlan> plan_spmm_for(const Context&, const OpCall& call) { return plan_spmm(call); }
 
 // The merge path: partition, main pass, fix-up of the rows that cross workgroups.
@@ -108,13 +118,32 @@ void launch_merge(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Te
   pass(2, {ctx.arg(carry), ctx.arg(y, false)}, (plan.groups * static_cast<uint64_t>(n) + 255) / 256);
 }
 
+// The Adaptive SpMV: a workgroup per row block, then (where rows are split over blocks) the
+// fix-up pass that adds each split row's partial sums.
+void launch_adaptive(Context& ctx, const SpmmPlan& plan, const Tensor& ip, const Tensor& ix, const Tensor& v,
+                     const Tensor& x, const Tensor& blocks, const Tensor& y) {
+  AdaptiveParams p{u32(plan.groups), u32(blocks.offset()), u32(y.offset()), u32(ip.offset()),
+                   u32(ix.offset()), u32(v.offset()), u32(x.offset()), u32(x.strides()[0])};
+  // Partial sums of the split rows' chunks, one f32 per block (only chunks write theirs).
+  const Tensor carry = ctx.scratch({plan.fixup ? static_cast<int64_t>(plan.groups) : 1}, DType::F32);
+  launch(ctx, plan.adaptive_variant(0, ip.dtype(), v.dtype()),
+         {ctx.arg(ip), ctx.arg(ix), ctx.arg(v), ctx.arg(x), ctx.arg(blocks), ctx.arg(carry, false), ctx.arg(y, false)}, &p,
+         sizeof p, plan.groups);
+  if (plan.fixup)
+    launch(ctx, plan.adaptive_variant(1, ip.dtype(), v.dtype()), {ctx.arg(blocks), ctx.arg(carry), ctx.arg(y, false)},
+           &p, sizeof p, (plan.groups + 255) / 256);
+}
+
 void encode_spmm(Context& ctx, OpCall& call, const SpmmPlan& plan) {
   const Tensor ip = ctx.dense(call.inputs[0]), ix = ctx.dense(call.inputs[1]), v = ctx.dense(call.inputs[2]);
   const Tensor& b = call.inputs[3];
   const Tensor& y = call.outputs[0];
   const int64_t rows = ip.numel() - 1, n = b.dim() == 1 ? 1 : b.size(1);
+  g_last_spmm = plan.name();
   if (rows == 0 || n == 0) return;
   if (plan.kernel == SpmmKernel::Merge) return launch_merge(ctx, plan, ip, ix, v, b, y);
+  if (plan.kernel == SpmmKernel::Adaptive)
+    return launch_adaptive(ctx, plan, ip, ix, v, b, ctx.dense(call.inputs[5]), y);
   SpmmParams p{};
   p.n = u32(n);
   p.y_off = u32(y.offset());
@@ -311,6 +340,8 @@ void add_batched(KernelRegistry& r, OpKind kind) {
 }
 
 }  // namespace
+
+const std::string& spmm_last_plan() { return g_last_spmm; }
 
 void register_sparse_kernels(KernelRegistry& r) {
   add_batched<SpmmPlan, plan_spmm_for, encode_spmm>(r, OpKind::SpMM);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sparse/row_blocks.hpp"
+
 namespace wgt::webgpu {
 namespace {
 
@@ -35,6 +37,7 @@ std::string check_value(const Tensor& t, const char* what) {
 }  // namespace
 
 std::string SpmmPlan::name() const {
+  if (kernel == SpmmKernel::Adaptive) return "adaptive G" + std::to_string(groups) + (fixup ? " F" : "");
   std::string s = kernel == SpmmKernel::Merge ? "merge" : kernel == SpmmKernel::Binned ? "binned" : "rows";
   if (kernel == SpmmKernel::Rows) s += " L" + std::to_string(lanes);
   s += " C" + std::to_string(cols);
@@ -62,9 +65,16 @@ ShaderVariant SpmmPlan::merge_variant(int pass, DType index, DType value) const 
            {"E", std::to_string(items)}, {"VEC", std::to_string(vec)}}};
 }
 
+ShaderVariant SpmmPlan::adaptive_variant(int pass, DType index, DType value) const {
+  if (pass == 1) return {"sparse_adaptive_fixup", {{"IW", index_words(index)}, {"VT", value_type(value)}}};
+  return {"sparse_adaptive",
+          {{"IW", index_words(index)}, {"VT", value_type(value)},
+           {"D", std::to_string(sparse_detail::kBlockEntries)}, {"WG", std::to_string(sparse_detail::kBlockRows)}}};
+}
+
 Planned<SpmmPlan> plan_spmm(const OpCall& call) {
   using P = Planned<SpmmPlan>;
-  if (call.inputs.size() != 5) return P::no("expects {indptr, indices, values, B, bin_rows}");
+  if (call.inputs.size() != 6) return P::no("expects {indptr, indices, values, B, bin_rows, row_blocks}");
   const Tensor &ip = call.inputs[0], &ix = call.inputs[1], &v = call.inputs[2], &b = call.inputs[3];
   const Tensor& list = call.inputs[4];
   if (ip.dtype() != DType::I32 && ip.dtype() != DType::I64) return P::no("indptr must be i32 or i64");
@@ -78,7 +88,20 @@ Planned<SpmmPlan> plan_spmm(const OpCall& call) {
   if (rows * n >= kU31) return P::no("output of 2^31 or more elements");
 
   SpmmPlan p;
-  const auto sched = static_cast<SparseSchedule>(call.attrs.sp_schedule);
+  auto sched = static_cast<SparseSchedule>(call.attrs.sp_schedule);
+  if (sched == SparseSchedule::Adaptive) {
+    // Row blocks: i32 pairs (row0, k0), sp_blocks + 1 of them (for a matrix without blocks
+    // the front-end passes indptr in their place, sp_blocks = 0, and never schedules so).
+    const Tensor& blocks = call.inputs[5];
+    const int64_t nb = call.attrs.sp_blocks;
+    if (n == 1 && rows > 0 && nb > 0 && blocks.dtype() == DType::I32 && blocks.numel() == 2 * (nb + 1)) {
+      p.kernel = SpmmKernel::Adaptive;
+      p.groups = static_cast<uint64_t>(nb);
+      p.fixup = call.attrs.sp_split_rows > 0;
+      return {p, {}};
+    }
+    sched = SparseSchedule::MergePath;
+  }
   // vec4 across the dense columns: a lane reads 16 bytes of a B row (and writes 16 of Y).
   const bool vec4 = n >= 4 && n % 4 == 0 && v.dtype() == DType::F32 && b.dim() == 2 && b.strides()[1] == 1 &&
                     b.strides()[0] % 4 == 0 && b.offset() % 4 == 0 &&

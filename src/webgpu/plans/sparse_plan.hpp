@@ -2,7 +2,8 @@
 // front-end chose from the matrix's row statistics (wgt::choose_schedule), with how many lanes
 // per row, column lanes and merge items per thread. plan_spmm is pure (no Dawn call);
 // kernels/sparse.cpp encodes the plan. The kernels: shaders/sparse_spmm.wgsl (thread per
-// row, lanes per row, binned) and shaders/sparse_merge.wgsl (merge path).
+// row, lanes per row, binned), shaders/sparse_merge.wgsl (merge path) and
+// shaders/sparse_adaptive.wgsl (SpMV over row blocks, sparse/row_blocks.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@
 
 namespace wgt::webgpu {
 
-enum class SpmmKernel : uint8_t { Rows, Binned, Merge };
+enum class SpmmKernel : uint8_t { Rows, Binned, Merge, Adaptive };
 
 struct SpmmPlan {
   SpmmKernel kernel = SpmmKernel::Rows;
@@ -21,19 +22,23 @@ struct SpmmPlan {
   uint32_t vec = 1;     // 4: the dense operand and the output read and written as vec4 (f32,
                         // unit column stride, n, B's row stride and offsets multiples of 4)
   uint32_t items = 0;   // Merge: merge-path items (row ends + entries) per merge thread
-  uint64_t groups = 0;  // Merge: workgroups (= boundaries - 1 of the partition pass)
+  uint64_t groups = 0;  // Merge: workgroups (= boundaries - 1 of the partition pass);
+                        // Adaptive: workgroups = row blocks
+  bool fixup = false;   // Adaptive: some rows are split over blocks (the fix-up pass runs)
   bool operator==(const SpmmPlan&) const = default;  // batch members share a plan when equal
 
   uint32_t merge_threads() const { return 256 / cols; }
   uint32_t items_per_group() const { return merge_threads() * items; }
   // Words of the merge path's scratch (boundaries, carried rows, carried partials).
   uint64_t carry_words(int64_t n) const { return 3 * groups + 2 + groups * static_cast<uint64_t>(n); }
-  std::string name() const;  // e.g. "rows L8 C64 v4", "binned C1", "merge C1 E4 G70"
+  std::string name() const;  // e.g. "rows L8 C64 v4", "binned C1", "merge C1 E4 G70", "adaptive G65 F"
   // The shader of a sparse_spmm dispatch with `lanes` per row (reading the row list or not),
   // and of merge pass `pass` (0 partition, 1 main, 2 fix-up), for the call's index and value
   // dtypes.
   ShaderVariant rows_variant(uint32_t lanes, bool list, DType index, DType value) const;
   ShaderVariant merge_variant(int pass, DType index, DType value) const;
+  // Adaptive pass `pass` (0 main, 1 fix-up).
+  ShaderVariant adaptive_variant(int pass, DType index, DType value) const;
 };
 
 // The plan of an SpMM call (contract: src/sparse/sparse_ops.cpp), or why WebGPU cannot run it.
