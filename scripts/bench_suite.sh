@@ -185,6 +185,8 @@ run_algebra() {
     return
   fi
   step sparse 150 "$(bin bench_webgpu_sparse)" --json "$rec"
+  # SpMV on each schedule (the CSR-adaptive one is not chosen by default until measured).
+  step sparse_spmv_schedules 120 "$(bin bench_webgpu_sparse)" --spmv-only --schedule binned,merge,adaptive --json "$rec"
   if [ "$have_torch" = 1 ]; then
     local sp="${TMPDIR:-/tmp}/wgt-sparse-matrices"
     mkdir -p "$sp"
