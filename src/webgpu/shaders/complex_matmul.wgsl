@@ -17,6 +17,7 @@ struct Params {
   a_bs0: u32, a_bs1: u32, a_bs2: u32, pad1: u32,
   b_bs0: u32, b_bs1: u32, b_bs2: u32, pad2: u32,
 }
+#include "matmul_batch"
 @group(0) @binding(0) var<storage, read> a: array<vec2<f32>>;
 @group(0) @binding(1) var<storage, read> b: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> o: array<vec2<f32>>;
@@ -112,13 +113,10 @@ fn stage_b(lid: u32, buf: u32, r: ptr<function, array<vec2<f32>, LB>>) {
 
 @compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  let z = wid.z + p.batch_base;
-  let i2 = z % p.bd2;
-  let i1 = (z / p.bd2) % p.bd1;
-  let i0 = z / (p.bd2 * p.bd1);
-  let a_base = p.a_off + i0 * p.a_bs0 + i1 * p.a_bs1 + i2 * p.a_bs2;
-  let b_base = p.b_off + i0 * p.b_bs0 + i1 * p.b_bs1 + i2 * p.b_bs2;
-  let o_base = p.o_off + z * p.o_bs;
+  let bases = batch_bases(wid.z + p.batch_base);
+  let a_base = bases.x;
+  let b_base = bases.y;
+  let o_base = bases.z;
 
   let m0 = wid.y * BM;
   let n0 = wid.x * BN;

@@ -116,13 +116,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         , @builtin(subgroup_invocation_id) sid: u32
 #endif
         ) {
-  let z = wid.z + p.batch_base;
-  let i2 = z % p.bd2;
-  let i1 = (z / p.bd2) % p.bd1;
-  let i0 = z / (p.bd2 * p.bd1);
-  let a_base = p.a_off + i0 * p.a_bs0 + i1 * p.a_bs1 + i2 * p.a_bs2;
-  let b_base = p.b_off + i0 * p.b_bs0 + i1 * p.b_bs1 + i2 * p.b_bs2;
-  let o_base = p.o_off + z * p.o_bs;
+  let bases = batch_bases(wid.z + p.batch_base);
+  let a_base = bases.x;
+  let b_base = bases.y;
+  let o_base = bases.z;
 
   let r = lid / KS;
   let s = lid % KS;

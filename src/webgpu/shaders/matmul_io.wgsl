@@ -28,6 +28,7 @@ struct Params {
   r_pos: u32, r_qn: u32, r_kvn: u32, r_hd: u32,
   r_nrot: u32, r_base_log2: f32, r_freq_scale: f32, r_f_off: u32,
 }
+#include "matmul_batch"
 
 #if defined(VEC8) && VEC8
 @group(0) @binding(0) var<storage, read> a: array<vec4<u32>>;

@@ -82,13 +82,6 @@ fn stage_b(lid: u32, buf: u32, r: ptr<function, RB>) {
   }
 }
 
-fn sg_bases(z: u32) -> vec3<u32> {
-  let i2 = z % p.bd2;
-  let i1 = (z / p.bd2) % p.bd1;
-  let i0 = z / (p.bd2 * p.bd1);
-  return vec3<u32>(p.a_off + i0 * p.a_bs0 + i1 * p.a_bs1 + i2 * p.a_bs2,
-                   p.b_off + i0 * p.b_bs0 + i1 * p.b_bs1 + i2 * p.b_bs2, p.o_off + z * p.o_bs);
-}
 fn store4(o_base: u32, m: u32, n: u32, v: vec4<f32>) { st4(o_base + m * p.o_rs + n, v); }
 fn store1(o_base: u32, m: u32, n: u32, v: f32) { st1(o_base + m * p.o_rs + n, v); }
 

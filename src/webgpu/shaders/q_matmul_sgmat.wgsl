@@ -62,7 +62,7 @@ fn stage_b(lid: u32, buf: u32, r: ptr<function, RB>) {
   }
 }
 
-fn sg_bases(z: u32) -> vec3<u32> { return vec3<u32>(0u); }
+fn batch_bases(z: u32) -> vec3<u32> { return vec3<u32>(0u); }  // one matrix
 fn store4(o_base: u32, m: u32, n: u32, v: vec4<f32>) {
   let e = m * p.o_rs + n;
   let s = rs[m];

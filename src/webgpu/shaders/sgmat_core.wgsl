@@ -8,7 +8,8 @@
 // of A and B, and:
 //   alias RB, fetch_b(lid, base, n0, k0) -> RB   one chunk of B, in registers
 //   stage_b(lid, buf, &r)                         those registers into Bs
-//   sg_bases(z) -> vec3<u32>                               A, B and output bases of batch z
+//   batch_bases(z) -> vec3<u32>                            A, B and output bases of batch z
+//                                                          (matmul_batch.wgsl for the f16 kernel)
 //   store4(o_base, m, n, v), store1(o_base, m, n, v)       the epilogue's stores
 // Module-scope declarations may come in any order in WGSL, so the includer's functions can
 // use the constants below. The chunk data paths (SG_FETCH, B_DIRECT, ABL) are sgmat_fetch.wgsl.
@@ -107,7 +108,7 @@ fn emit(lid: u32, m0: u32, n0: u32, o_base: u32, i: u32, j: u32) {
 @compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>, @builtin(subgroup_id) sg: u32) {
-  let bases = sg_bases(wid.z + p.batch_base);
+  let bases = batch_bases(wid.z + p.batch_base);
   let a_base = bases.x;
   let b_base = bases.y;
   let o_base = bases.z;
