@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "webgpu/kernels/ew_helpers.hpp"
 #include "webgpu/kernels/matmul_grid.hpp"
 #include "webgpu/plans/complex_plan.hpp"
 #include "webgpu/plans/matmul_plan.hpp"
@@ -58,38 +59,6 @@ float to_f32(double v) {
   return static_cast<float>(v);
 }
 
-// Output shape with per-input strides broadcast to it; size-1 dims dropped, dims contiguous in
-// every input merged (fewer divisions per element in the shader).
-void collapse(const Shape& out, const std::vector<const Tensor*>& ins, EwParams& p) {
-  const int rank = static_cast<int>(out.size());
-  std::vector<int64_t> shape;
-  std::vector<std::vector<int64_t>> strides(ins.size());
-  for (int d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    std::vector<int64_t> s(ins.size());
-    for (size_t k = 0; k < ins.size(); ++k) {
-      const Tensor& t = *ins[k];
-      const int td = d - (rank - t.dim());
-      s[k] = (td < 0 || t.shape()[td] == 1) ? 0 : t.strides()[td];
-    }
-    bool merge = !shape.empty();
-    for (size_t k = 0; k < ins.size() && merge; ++k) merge = strides[k].back() == s[k] * out[d];
-    if (merge) {
-      shape.back() *= out[d];
-      for (size_t k = 0; k < ins.size(); ++k) strides[k].back() = s[k];
-      continue;
-    }
-    shape.push_back(out[d]);
-    for (size_t k = 0; k < ins.size(); ++k) strides[k].push_back(s[k]);
-  }
-  p.rank = static_cast<uint32_t>(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) p.shape[d] = u32(shape[d]);
-  for (size_t k = 0; k < ins.size(); ++k) {
-    p.off[k] = u32(ins[k]->offset());
-    for (size_t d = 0; d < shape.size(); ++d) p.strides[k][d] = u32(strides[k][d]);
-  }
-}
-
 void dispatch_1d(Context& ctx, const Pipeline* pipe, std::vector<Arg> args, const void* params, size_t params_size,
                  uint64_t groups) {
   if (groups == 0) return;
@@ -125,7 +94,7 @@ void encode_ew(Context& ctx, OpCall& c, const ComplexEwPlan& plan) {
   p.out_off = static_cast<uint32_t>(dst.offset());
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : ins) ptrs.push_back(&t);
-  collapse(out.shape(), ptrs, p);
+  set_ew_layout(p, out.shape(), ptrs);
   p.f0 = to_f32(c.attrs.scalar0);
   const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
   std::vector<Arg> args;

@@ -14,6 +14,35 @@
 #include "webgpu/plans/elementwise_plan.hpp"
 
 namespace wgt::webgpu {
+
+EwLayout ew_collapse(const Shape& out, const std::vector<const Tensor*>& ins) {
+  const int rank = static_cast<int>(out.size());
+  EwLayout l;
+  l.strides.resize(ins.size());
+  for (int d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    std::vector<int64_t> s(ins.size());
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const Tensor& t = *ins[k];
+      const int td = d - (rank - t.dim());
+      s[k] = (td < 0 || t.shape()[td] == 1) ? 0 : t.strides()[td];
+    }
+    if (!l.shape.empty()) {
+      bool merge = true;
+      for (size_t k = 0; k < ins.size(); ++k) merge &= l.strides[k].back() == s[k] * out[d];
+      if (merge) {
+        l.shape.back() *= out[d];
+        for (size_t k = 0; k < ins.size(); ++k) l.strides[k].back() = s[k];
+        continue;
+      }
+    }
+    l.shape.push_back(out[d]);
+    for (size_t k = 0; k < ins.size(); ++k) l.strides[k].push_back(s[k]);
+  }
+  return l;
+}
+
+
 namespace {
 // Mirrors `struct Params` of shaders/ew_common.wgsl.
 struct EwParams {
@@ -40,51 +69,12 @@ constexpr uint32_t rng_key(uint64_t seed) {
   return mix32(mix32(0x243F6A88u ^ static_cast<uint32_t>(seed)) ^ static_cast<uint32_t>(seed >> 32));
 }
 
-// Output shape + per-input strides broadcast to it, with size-1 dims dropped and dims that
-// are contiguous in every input merged (fewer divisions per element in the shader).
-struct Layout {
-  std::vector<int64_t> shape;
-  std::vector<std::vector<int64_t>> strides;
-};
-Layout collapse(const Shape& out, const std::vector<const Tensor*>& ins) {
-  const int rank = static_cast<int>(out.size());
-  Layout l;
-  l.strides.resize(ins.size());
-  for (int d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    std::vector<int64_t> s(ins.size());
-    for (size_t k = 0; k < ins.size(); ++k) {
-      const Tensor& t = *ins[k];
-      const int td = d - (rank - t.dim());
-      s[k] = (td < 0 || t.shape()[td] == 1) ? 0 : t.strides()[td];
-    }
-    if (!l.shape.empty()) {
-      bool merge = true;
-      for (size_t k = 0; k < ins.size(); ++k) merge &= l.strides[k].back() == s[k] * out[d];
-      if (merge) {
-        l.shape.back() *= out[d];
-        for (size_t k = 0; k < ins.size(); ++k) l.strides[k].back() = s[k];
-        continue;
-      }
-    }
-    l.shape.push_back(out[d]);
-    for (size_t k = 0; k < ins.size(); ++k) l.strides[k].push_back(s[k]);
-  }
-  return l;
-}
-
 EwParams make_params(const Tensor& out, const std::vector<const Tensor*>& ins) {
   EwParams p;
   std::memset(&p, 0, sizeof p);
   p.n = static_cast<uint32_t>(out.numel());
   p.out_off = static_cast<uint32_t>(out.offset());
-  Layout l = collapse(out.shape(), ins);
-  p.rank = static_cast<uint32_t>(l.shape.size());
-  for (size_t d = 0; d < l.shape.size(); ++d) p.shape[d] = static_cast<uint32_t>(l.shape[d]);
-  for (size_t k = 0; k < ins.size(); ++k) {
-    p.off[k] = static_cast<uint32_t>(ins[k]->offset());
-    for (size_t d = 0; d < l.shape.size(); ++d) p.strides[k][d] = static_cast<uint32_t>(l.strides[k][d]);
-  }
+  set_ew_layout(p, out.shape(), ins);
   return p;
 }
 

@@ -26,18 +26,7 @@ struct Params {
 
 #include "complex_math"
 
-// Element offset of logical output index e inside input k.
-fn in_offset(e: u32, k: u32) -> u32 {
-  var rem = e;
-  var off = params.off[k];
-  for (var d = i32(params.rank) - 1; d >= 0; d = d - 1) {
-    let du = u32(d);
-    let s = params.shape[du / 4u][du % 4u];
-    off = off + (rem % s) * params.strides[k][du / 4u][du % 4u];
-    rem = rem / s;
-  }
-  return off;
-}
+#include "ew_offset"
 
 fn bool_at(w: u32, i: u32) -> bool { return ((w >> (8u * (i % 4u))) & 0xffu) != 0u; }
 

@@ -16,18 +16,7 @@ struct Params {
   u0: u32, u1: u32, u2: u32, zero: u32,    // u0: rand key; zero: always 0 (see nan_f32)
 }
 
-// Element offset of logical output index e inside input k.
-fn in_offset(e: u32, k: u32) -> u32 {
-  var rem = e;
-  var off = params.off[k];
-  for (var d = i32(params.rank) - 1; d >= 0; d = d - 1) {
-    let du = u32(d);
-    let s = params.shape[du / 4u][du % 4u];
-    off = off + (rem % s) * params.strides[k][du / 4u][du % 4u];
-    rem = rem / s;
-  }
-  return off;
-}
+#include "ew_offset"
 
 // ---- loads: (word, slot) -> compute type ----
 fn ld_f32_f32(w: u32, j: u32) -> f32 { return bitcast<f32>(w); }
