@@ -8,6 +8,7 @@
 
 #include "cpu/reference/families.hpp"
 #include "cpu/reference/ref_common.hpp"
+#include "fft/radix2.hpp"
 
 namespace wgt::cpu_ref {
 
@@ -15,30 +16,9 @@ namespace {
 
 using cd = std::complex<double>;
 using Kind = OpAttrs::FftKind;
+using fft_detail::fft_pow2;
 
 bool is_pow2(size_t n) { return n && !(n & (n - 1)); }
-
-// In place, unnormalized: sign -1 forward (exp(-2 pi i jk/n)), +1 inverse.
-void fft_pow2(std::vector<cd>& a, int sign) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const size_t half = len / 2;
-    std::vector<cd> tw(half);
-    for (size_t k = 0; k < half; ++k) tw[k] = std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(len));
-    for (size_t s = 0; s < n; s += len)
-      for (size_t k = 0; k < half; ++k) {
-        const cd u = a[s + k], v = a[s + k + half] * tw[k];
-        a[s + k] = u + v;
-        a[s + k + half] = u - v;
-      }
-  }
-}
 
 // Any length: X_k = w_k sum_j (x_j w_j) conj(w_{k-j}) with w_k = exp(sign i pi k^2 / n), the
 // sum a circular convolution of power-of-two length >= 2n - 1.

@@ -7,6 +7,7 @@
 #include <map>
 #include <numbers>
 
+#include "fft/radix2.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/plans/fft_plan.hpp"
 
@@ -33,24 +34,6 @@ static_assert(sizeof(FftParams) == 112, "must match the WGSL Params struct");
 cd root(uint64_t num, uint64_t den) {
   const double a = -2.0 * std::numbers::pi * static_cast<double>(num % den) / static_cast<double>(den);
   return {std::cos(a), std::sin(a)};
-}
-
-// In place, unnormalized forward DFT of a power-of-two length (the chirp's spectrum).
-void fft_pow2(std::vector<cd>& a) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1)
-    for (size_t s = 0; s < n; s += len)
-      for (size_t k = 0; k < len / 2; ++k) {
-        const cd u = a[s + k], v = a[s + k + len / 2] * root(k, len);
-        a[s + k] = u + v;
-        a[s + k + len / 2] = u - v;
-      }
 }
 
 // Offsets (in complex entries) of the table's parts, shared by every stage of a plan.
@@ -88,7 +71,7 @@ std::vector<cd> build_table(const FftPlan& plan, TableLayout& t) {
       b[j] = std::conj(c);
       if (j) b[m - j] = std::conj(c);
     }
-    fft_pow2(b);
+    fft_detail::fft_pow2(b, -1);  // the chirp's spectrum, unnormalized forward
     t.spec = static_cast<uint32_t>(v.size());
     v.resize(v.size() + m);
     const std::vector<uint32_t> rad = fft_radices(m);
