@@ -50,6 +50,19 @@ inline void expect_near_vec(const std::vector<double>& got, const std::vector<do
   }
 }
 
+// Runs f with the policy's CPU mode set to m (reference or fast), then restores the mode.
+template <typename Fn>
+auto in_mode(CpuMode m, Fn&& f) {
+  Policy p = Runtime::get().policy();
+  const CpuMode saved = p.cpu_mode;
+  p.cpu_mode = m;
+  Runtime::get().set_policy(p);
+  auto r = f();
+  p.cpu_mode = saved;
+  Runtime::get().set_policy(p);
+  return r;
+}
+
 }  // namespace wgt::test
 
 // Asserts that `stmt` throws wgt::Error of `kind` whose op() contains `opname`.

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "../expect_error.hpp"
 #include "../on_threads.hpp"
 #include "wgt/mapping.hpp"
 #include "wgt/session.hpp"
@@ -13,15 +14,7 @@
 namespace wgt {
 namespace {
 
-template <class F>
-void expect_error(ErrorKind kind, F f, const char* what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
-}
+using testing::expect_error;
 
 Tensor iota(int64_t n) {
   std::vector<int32_t> v(static_cast<size_t>(n));

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "expect_error.hpp"
 #include "wgt/generate.hpp"
 #include "wgt/model.hpp"
 #include "wgt/synthetic.hpp"
@@ -13,6 +14,8 @@
 
 namespace wgt {
 namespace {
+
+using testing::expect_error;
 
 std::string temp_path(const std::string& stem) {
   return (std::filesystem::temp_directory_path() / (stem + "-" + std::to_string(::getpid()) + ".gguf")).string();
@@ -26,15 +29,6 @@ struct SyntheticFile {
   }
   ~SyntheticFile() { std::filesystem::remove(path); }
 };
-
-void expect_error(ErrorKind kind, const std::function<void()>& f) {
-  try {
-    f();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-  }
-}
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());

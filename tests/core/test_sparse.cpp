@@ -16,6 +16,7 @@ using test::F;
 using test::I32;
 using test::I64;
 using test::vals;
+using test::in_mode;
 using test::expect_near_vec;
 
 class SparseRef : public test::RefTest {};
@@ -159,19 +160,6 @@ std::vector<Case> cases() {
 }
 
 double tol_of(DType dt) { return dt == DType::F64 ? 1e-12 : dt == DType::F32 ? 2e-5 : dt == DType::F16 ? 4e-3 : 3e-2; }
-
-// Runs f under the given CPU mode (cpu-only policy either way).
-template <typename Fn>
-auto in_mode(CpuMode m, Fn&& f) {
-  Policy p = Runtime::get().policy();
-  const CpuMode saved = p.cpu_mode;
-  p.cpu_mode = m;
-  Runtime::get().set_policy(p);
-  auto r = f();
-  p.cpu_mode = saved;
-  Runtime::get().set_policy(p);
-  return r;
-}
 
 TEST_F(SparseRef, GeneratedAgainstDenseAndFast) {
   for (const Case& c : cases())

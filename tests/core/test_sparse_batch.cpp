@@ -14,21 +14,10 @@ namespace {
 using test::F;
 using test::I64;
 using test::vals;
+using test::in_mode;
 using test::expect_near_vec;
 
 class SparseBatch : public test::RefTest {};
-
-template <typename Fn>
-auto in_mode(CpuMode m, Fn&& f) {
-  Policy p = Runtime::get().policy();
-  const CpuMode saved = p.cpu_mode;
-  p.cpu_mode = m;
-  Runtime::get().set_policy(p);
-  auto r = f();
-  p.cpu_mode = saved;
-  Runtime::get().set_policy(p);
-  return r;
-}
 
 // A batch of `n` members on the pattern of `h`, each with its own random values.
 CsrTensor batch_of(const sparse_gen::HostCsr& h, int64_t n, DType idx, DType dt) {

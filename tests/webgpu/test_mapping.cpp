@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../expect_error.hpp"
 #include "../on_threads.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/mapping.hpp"
@@ -16,6 +17,8 @@
 namespace wgt {
 namespace {
 
+using testing::expect_error;
+
 const Device kGpu = Device::webgpu(0);
 
 std::vector<float> random_floats(size_t n, uint64_t seed) {
@@ -24,16 +27,6 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
-}
-
-template <class F>
-void expect_error(ErrorKind kind, F f, const char* what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-  }
 }
 
 class MappingTest : public wgt::testing::WebGpuTest {
