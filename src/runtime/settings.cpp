@@ -158,7 +158,7 @@ const std::vector<SettingInfo>& table() {
        [](S& s, const SettingValue& v, const std::string& e) {
          put(s.fft_kernel, e, static_cast<Settings::FftKernel>(v.num));
        }},
-      {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "the largest one-workgroup length",
+      {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "1024 (or the largest one-workgroup length where smaller)",
        "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
        num<&S::fft_row>},
       {"WGT_SPARSE_SCHEDULE", K::Choice, "auto, thread, group, binned, merge or adaptive", "auto",
@@ -173,8 +173,11 @@ const std::vector<SettingInfo>& table() {
        "prefill attention: the subgroup-matrix kernel (where it applies) or the scalar one", 0, 0, false,
        {"sg", "scalar"},
        [](S& s, const SettingValue& v, const std::string& e) { put(s.attn_prefill_scalar, e, v.num == 1); }},
-      {"WGT_ATTN_PREFILL_SG", K::Dims, "NSGxBKV (e.g. 8x32)", "8x32 (16 keys where 32 do not fit)",
-       "subgroup-matrix prefill attention: subgroups per workgroup and keys per tile", 2, 2, false, {},
+      {"WGT_ATTN_PREFILL_SG", K::Dims, "NSGxBKV or NSGxBKVxLPR (e.g. 8x32 or 8x32x1)",
+       "8x32 (16 keys where 32 do not fit), all lanes",
+       "subgroup-matrix prefill attention: subgroups per workgroup, keys per tile and lanes per score row (1 or "
+       "subgroup size / fragment rows)",
+       2, 3, false, {},
        dims<&S::attn_prefill_sg>},
       {"WGT_ATTN_DECODE_KERNEL", K::Choice, "sg or split", "sg",
        "decode attention: the subgroup kernel (where it applies) or the split kernel", 0, 0, false, {"sg", "split"},

@@ -291,14 +291,14 @@ SparsePlan choose_schedule(const CsrRowStats& s, int64_t n, bool has_bins, std::
   // Skewed: a few rows far longer than the typical one would leave a thread-per-row or
   // fixed-lanes kernel waiting on them (the tail). For SpMM the merge path splits the work
   // evenly whatever the row lengths, with coalesced reads of indptr and the output. For SpMV
-  // the binned schedule (each row length class with its own lanes) measured twice as fast on
-  // the H200's R-MAT (BENCHMARKS.md): the merge path's partition and fix-up passes cost more
-  // than a single column saves; without the row lists the merge path is still taken. The
-  // Adaptive SpMV (row blocks) is only taken when forced until it is measured there against
-  // both (scripts/h200_sparse.sh).
+  // the adaptive schedule (row blocks of about equal entries, long rows split) measured fastest
+  // on the H200's R-MAT, ahead of the binned one (each row length class with its own lanes)
+  // and of the merge path, whose partition and fix-up passes cost more than a single column
+  // saves (BENCHMARKS.md, run 17); without row blocks the binned schedule, then the merge path.
   const bool skewed = s.max_len > 64 && static_cast<double>(s.max_len) > 8 * s.mean_len + 32 && s.cv > 1.0;
   if (skewed) {
-    p.schedule = n == 1 && has_bins ? SparseSchedule::Binned : SparseSchedule::MergePath;
+    if (n == 1 && s.blocks > 0) p.schedule = SparseSchedule::Adaptive;
+    else p.schedule = n == 1 && has_bins ? SparseSchedule::Binned : SparseSchedule::MergePath;
     p.lanes = lanes_for(std::max(s.mean_len, 8.0));
   } else if (s.mean_len <= 6 || n >= 32) {
     // SpMM with many dense columns already has a thread per output column.

@@ -21,7 +21,8 @@
 
 namespace wgt::sparse_detail {
 
-// Sizes weighed on a model of the H200 (not yet measured there): fewer, fuller blocks save
+// Sizes weighed on a model of the H200 (the schedule as a whole is measured in BENCHMARKS.md,
+// run 17; these sizes were not swept there): fewer, fuller blocks save
 // each block's fixed latency (its header, two dependent global loads, barriers), while a
 // lane's serial additions from workgroup memory overlap other resident blocks' loads; on an
 // R-MAT matrix, bounding the serial share at 16 entries left blocks half full.

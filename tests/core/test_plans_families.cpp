@@ -331,6 +331,7 @@ TEST(AttentionPlan, PrefillOnSubgroupMatrices) {
   EXPECT_EQ(p.shader.sgs, 32);
   EXPECT_EQ(p.shader.hpw, 4);  // the 4 query heads of a KV head share its tiles
   EXPECT_EQ(p.shader.bkv, 32);
+  EXPECT_EQ(p.shader.lpr, 2);  // 32 lanes share the 16 score rows
   EXPECT_EQ(prefill_sg_rows(p.shader), 32);
   expect_variant_expands(p.variant(), "prefill sg 16x16x16");
   // Heads per workgroup: gcd(group, 8 subgroups); the rows per head fill the 8 subgroups.
@@ -358,18 +359,26 @@ TEST(AttentionPlan, PrefillOnSubgroupMatrices) {
   EXPECT_FALSE(pl.key() == p.key());
   // A tuned tile (WGT_ATTN_PREFILL_SG): 4 subgroups of one head's rows each for GQA 4.
   AttentionTuning tu;
-  tu.prefill_sg = {{4, 64}};
+  tu.prefill_sg = {{4, 64, 0}};
   const AttnPlan pt = ok(plan_attention(h200.caps(), tu, attn_f16(100, 8, 64, 100, 2)));
   EXPECT_EQ(pt.shader.nsg, 4);
   EXPECT_EQ(pt.shader.bkv, 64);
+  EXPECT_EQ(pt.shader.lpr, 2);
   EXPECT_EQ(prefill_sg_rows(pt.shader), 16);
   expect_variant_expands(pt.variant(), "prefill sg 4x64");
+  // One lane per score row (8x32x1): its own pipeline.
+  tu.prefill_sg = {{8, 32, 1}};
+  const AttnPlan p1 = ok(plan_attention(h200.caps(), tu, attn_f16(4096, 32, 128, 4096, 8)));
+  EXPECT_EQ(p1.shader.lpr, 1);
+  EXPECT_FALSE(p1.key() == p.key());
+  expect_variant_expands(p1.variant(), "prefill sg 8x32x1");
   // Tiles the adapter cannot run are typed errors naming the variable.
-  for (std::array<uint32_t, 2> bad : {std::array<uint32_t, 2>{8, 64}, {3, 32}, {8, 24}, {32, 32}, {8, 0}}) {
+  for (std::array<uint32_t, 3> bad : {std::array<uint32_t, 3>{8, 64, 0}, {3, 32, 0}, {8, 24, 0}, {32, 32, 0},
+                                      {8, 0, 0}, {8, 32, 4}, {8, 32, 3}}) {
     tu.prefill_sg = bad;
     try {
       (void)plan_attention(h200.caps(), tu, attn_f16(100, 8, 128, 100, 2));
-      ADD_FAILURE() << bad[0] << "x" << bad[1] << " was accepted";
+      ADD_FAILURE() << bad[0] << "x" << bad[1] << "x" << bad[2] << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
       EXPECT_NE(std::string(e.what()).find("WGT_ATTN_PREFILL_SG"), std::string::npos) << e.what();

@@ -65,9 +65,10 @@ TEST_F(SparseRef, StatsAndBins) {
   std::vector<int32_t> ids = a.bin_rows().to_vector<int32_t>();
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(ids, (std::vector<int32_t>{0, 1, 2}));
-  // A power-law matrix is binned for SpMV and takes the merge path for SpMM; a stencil neither.
+  // A power-law matrix takes the adaptive schedule (row blocks) for SpMV and the merge path
+  // for SpMM; a stencil neither.
   const CsrTensor g = sparse_gen::to_csr(sparse_gen::rmat(12, 8, 3));
-  EXPECT_EQ(choose_schedule(g, 1).schedule, SparseSchedule::Binned);
+  EXPECT_EQ(choose_schedule(g, 1).schedule, SparseSchedule::Adaptive);
   EXPECT_EQ(choose_schedule(g, 64).schedule, SparseSchedule::MergePath);
   EXPECT_GT(g.stats().bin_start[4] - g.stats().bin_start[3] + g.stats().bin_start[3] - g.stats().bin_start[2], 0);
   EXPECT_EQ(choose_schedule(sparse_gen::to_csr(sparse_gen::laplacian_2d(20)), 1).schedule, SparseSchedule::ThreadPerRow);

@@ -62,8 +62,8 @@ TEST(SparseSchedule, ChoiceFromRowStatistics) {
   EXPECT_EQ(g.lanes, 4);
   EXPECT_EQ(choose_schedule(stats(1000, 16, 20, 0.1), 64, true).schedule, SparseSchedule::ThreadPerRow);
   EXPECT_EQ(choose_schedule(stats(1000, 16, 300, 0.5), 64, true).schedule, SparseSchedule::GroupPerRow);
-  // Skewed (power law): SpMV binned where the row lists exist, else the merge path; SpMM the
-  // merge path.
+  // Skewed (power law), without row blocks: SpMV binned where the row lists exist, else the
+  // merge path; SpMM the merge path.
   for (bool bins : {true, false}) {
     EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), 64, bins).schedule, SparseSchedule::MergePath);
     EXPECT_EQ(choose_schedule(stats(1 << 20, 16, 40000, 4.0), 1, bins).schedule,
@@ -87,8 +87,11 @@ TEST(SparseSchedule, ChoiceFromRowStatistics) {
 TEST(SparseSchedule, Adaptive) {
   CsrRowStats s = stats(1 << 20, 16, 40000, 4.0);
   s.blocks = 70000;
-  // Not chosen by statistics until measured: skewed SpMV stays binned.
-  EXPECT_EQ(choose_schedule(s, 1, true).schedule, SparseSchedule::Binned);
+  // Skewed SpMV with row blocks: the adaptive schedule (fastest on the H200's R-MAT); SpMM the
+  // merge path.
+  EXPECT_EQ(choose_schedule(s, 1, true).schedule, SparseSchedule::Adaptive);
+  EXPECT_EQ(choose_schedule(s, 1, false).schedule, SparseSchedule::Adaptive);
+  EXPECT_EQ(choose_schedule(s, 64, true).schedule, SparseSchedule::MergePath);
   // Forced: SpMV only, and only with row blocks; otherwise the merge path.
   EXPECT_EQ(choose_schedule(s, 1, true, SparseSchedule::Adaptive).schedule, SparseSchedule::Adaptive);
   EXPECT_EQ(choose_schedule(s, 64, true, SparseSchedule::Adaptive).schedule, SparseSchedule::MergePath);

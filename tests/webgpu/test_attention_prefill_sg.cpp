@@ -223,7 +223,8 @@ TEST_F(WebGpuAttentionPrefillSg, NanAndInfFollowTheReference) {
 TEST_F(WebGpuAttentionPrefillSg, TunedTilesKeepResults) {
   const std::string expect = wgt::testing::adapter_has_f16_matrices() ? kSg : kScalar;
   const Case c{100, 100, 4, 1, 64, true};
-  for (const char* tile : {"1x8", "4x16", "2x64"}) {
+  // Valid for 8x8x8 (lavapipe) and 16x16x16 (NVIDIA) fragments; x1: one lane per score row.
+  for (const char* tile : {"1x16", "4x16", "2x64", "8x32x1", "4x32x1"}) {
     EnvGuard env("WGT_ATTN_PREFILL_SG", tile);
     EXPECT_EQ(expect_close(c, 1000), expect) << tile;
     if (HasFatalFailure()) return;

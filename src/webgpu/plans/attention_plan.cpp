@@ -109,8 +109,10 @@ int64_t prefill_sg_smem(int64_t d, int64_t sm, int64_t nsg, int64_t bkv) {
 }
 
 // Empty when `nsg` subgroups and `bkv`-key tiles run this shape on this adapter, else why not.
-std::string prefill_sg_problem(const Caps& caps, const SgMatShape& f, int64_t d, int64_t nsg, int64_t bkv) {
-  const int64_t lpr = f.subgroup / f.m;
+std::string prefill_sg_problem(const Caps& caps, const SgMatShape& f, int64_t d, int64_t nsg, int64_t bkv,
+                               int64_t lpr) {
+  if (lpr != 1 && lpr != f.subgroup / f.m)
+    return "the lanes per score row must be 1 or " + std::to_string(f.subgroup / f.m);
   if (nsg < 1 || nsg > 16 || (nsg & (nsg - 1)) != 0) return "the subgroups must be 1, 2, 4, 8 or 16";
   if (nsg * f.subgroup > caps.limits.max_compute_invocations_per_workgroup ||
       nsg * f.subgroup > caps.limits.max_compute_workgroup_size_x)
@@ -145,16 +147,18 @@ bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall
   const int64_t nqf = s.d / f->k, nof = s.d / f->n;
   if (s.d % (4 * f->k) != 0 || s.d % (4 * f->n) != 0 || nqf > 16 || nof > 16) return false;
   if (s.group == 0 || s.heads % s.kv_heads != 0) return false;
-  int64_t nsg = kPrefillSgSubgroups, bkv = 0;
+  int64_t nsg = kPrefillSgSubgroups, bkv = 0, lanes = lpr;
   if (tu.prefill_sg) {
     nsg = (*tu.prefill_sg)[0];
     bkv = (*tu.prefill_sg)[1];
-    if (std::string why = prefill_sg_problem(caps, *f, s.d, nsg, bkv); !why.empty())
+    if ((*tu.prefill_sg)[2] != 0) lanes = (*tu.prefill_sg)[2];
+    if (std::string why = prefill_sg_problem(caps, *f, s.d, nsg, bkv, lanes); !why.empty())
       throw_error(ErrorKind::InvalidArgument, "attention",
-                  "WGT_ATTN_PREFILL_SG=" + std::to_string(nsg) + "x" + std::to_string(bkv) + ": " + why);
+                  "WGT_ATTN_PREFILL_SG=" + std::to_string(nsg) + "x" + std::to_string(bkv) +
+                      ((*tu.prefill_sg)[2] != 0 ? "x" + std::to_string(lanes) : std::string()) + ": " + why);
   } else {
     for (int64_t b : {kPrefillSgKeys, kPrefillSgKeys / 2})
-      if (prefill_sg_problem(caps, *f, s.d, nsg, b).empty()) {
+      if (prefill_sg_problem(caps, *f, s.d, nsg, b, lanes).empty()) {
         bkv = b;
         break;
       }
@@ -173,6 +177,7 @@ bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall
   sh.nsg = static_cast<uint16_t>(nsg);
   sh.hpw = static_cast<uint16_t>(hpw);
   sh.bkv = static_cast<uint16_t>(bkv);
+  sh.lpr = static_cast<uint16_t>(lanes);
   sh.group = static_cast<uint16_t>(s.group);
   return true;
 }
@@ -276,6 +281,7 @@ ShaderVariant AttnPlan::variant() const {
                    {"HPW", std::to_string(s.hpw)},
                    {"NSG", std::to_string(s.nsg)},
                    {"BKV", std::to_string(s.bkv)},
+                   {"LPR", std::to_string(s.lpr)},
                    {"NQF", std::to_string(s.d / s.sk)},
                    {"NOF", std::to_string(s.d / s.sn)}};
       break;

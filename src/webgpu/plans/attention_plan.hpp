@@ -25,6 +25,7 @@ struct AttnShader {
   uint16_t tile = 0;                        // DecodeStaged: keys staged per tile
   uint8_t sm = 0, sn = 0, sk = 0, sgs = 0;  // PrefillSg: fragment shape, the adapter's subgroup size
   uint16_t nsg = 0, hpw = 0, bkv = 0;       // PrefillSg: subgroups, query heads per workgroup, keys per tile
+  uint16_t lpr = 0;                         // PrefillSg: lanes per score row (1 or sgs / sm)
 };
 
 struct AttnPlan {

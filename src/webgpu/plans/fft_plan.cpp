@@ -288,9 +288,12 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
   if (!radices.empty() && n <= lmax * lmax) {
     uint64_t n1 = 0;
     if (stockham && is_pow2(n)) {
-      // Rows as long as one workgroup holds (the fast kernel, read contiguously), columns
-      // n / n2 long, read 16 adjacent at a time. WGT_FFT_ROW within what n and the device allow.
-      uint64_t n2 = std::clamp<uint64_t>(tuning.row.value_or(lmax), n / lmax, lmax);
+      // Rows of 1024 where n allows (on the H200 the 1024 x 1024 split of 2^20 beat 256
+      // columns of 4096-long rows: BENCHMARKS.md, run 17). Rows run the fast kernel, read
+      // contiguously; columns are read 16 adjacent at a time. WGT_FFT_ROW within what n and
+      // the device allow.
+      const uint64_t row = tuning.row.value_or(std::min<uint64_t>(lmax, 1024));
+      uint64_t n2 = std::clamp<uint64_t>(row, n / lmax, lmax);
       n1 = n / n2;
     } else {
       for (uint64_t d = static_cast<uint64_t>(std::sqrt(static_cast<double>(n))); d >= 1; --d)

@@ -65,7 +65,8 @@ struct ReduceTuning {
 // The attention kernels (src/webgpu/plans/attention_plan.hpp): prefill and decode (M <= 4 queries).
 struct AttentionTuning {
   bool prefill_scalar = false;  // prefill: always the scalar kernel, never the subgroup-matrix one
-  std::optional<std::array<uint32_t, 2>> prefill_sg;  // the subgroup-matrix prefill's subgroups x keys per tile
+  // The subgroup-matrix prefill's subgroups x keys per tile x lanes per score row (0: all).
+  std::optional<std::array<uint32_t, 3>> prefill_sg;
   bool decode_split = false;  // always the staged split-KV kernel, never the subgroup one
   std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
 };

@@ -30,7 +30,9 @@
 // Conditions the plan guarantees: D a multiple of 4 SK and 4 SN with NQF, NOF <= 16; a fixed
 // subgroup size SGS that is a multiple of SM (LPR = SGS / SM a power of two dividing SN and
 // BKV); the heads per workgroup HPW divide the GQA group and NSG; the Q staging fits the K tile.
-// Operands are compact (offset 0). Defines: D SM SN SK SGS HPW NSG BKV NQF NOF.
+// Operands are compact (offset 0). Defines: D SM SN SK SGS HPW NSG BKV NQF NOF LPR.
+// LPR (lanes per scratch row) is SGS / SM (every lane works on the scratch) or 1 (one lane per
+// row, the lanes from SM on idle there: no shuffles).
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -54,7 +56,7 @@ const NOF: u32 = {{NOF}}u;  // D / SN
 const RS: u32 = NSG / HPW;    // subgroups per head
 const BQ: u32 = RS * SM;      // query rows per workgroup
 const NT: u32 = NSG * SGS;
-const LPR: u32 = SGS / SM;    // lanes per scratch row
+const LPR: u32 = {{LPR}}u;    // lanes per scratch row (SGS / SM or 1)
 const CPL: u32 = BKV / LPR;   // scores per lane per tile
 const D4: u32 = D / 4u;
 const LKV: u32 = (BKV * D4 + NT - 1u) / NT;  // vec4 loads per invocation per K (or V) tile
@@ -133,7 +135,9 @@ fn ldv(vb: u32, f: u32) -> RM { return subgroupMatrixLoad<RM>(&KV, VOFF + vb + f
 fn rescale(x: AM, fac: f32, sbase: u32, rl: u32, part: u32) -> AM {
   subgroupMatrixStore(&Ss, sbase, x, false, SST);
   workgroupBarrier();
-  for (var t = 0u; t < SN / LPR; t++) { Ss[sbase + rl * SST + part + t * LPR] *= fac; }
+  if (rl < SM) {
+    for (var t = 0u; t < SN / LPR; t++) { Ss[sbase + rl * SST + part + t * LPR] *= fac; }
+  }
   workgroupBarrier();
   return subgroupMatrixLoad<AM>(&Ss, sbase, false, SST);
 }
@@ -142,7 +146,7 @@ fn rescale(x: AM, fac: f32, sbase: u32, rl: u32, part: u32) -> AM {
 fn pv_guarded(x: AM, f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) -> AM {
   subgroupMatrixStore(&Ss, sbase, x, false, SST);
   workgroupBarrier();
-  for (var t = 0u; t < SN / LPR; t++) {
+  for (var t = 0u; t < SN / LPR && rl < SM; t++) {
     let n = part + t * LPR;
     var acc = Ss[sbase + rl * SST + n];
     for (var j = 0u; j < BKV; j++) {
@@ -159,7 +163,7 @@ fn pv_guarded(x: AM, f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) -> AM {
 fn emit(x: AM, f: u32, sbase: u32, rl: u32, part: u32, row: u32, h: u32, inv: f32, bad: bool) {
   subgroupMatrixStore(&Ss, sbase, x, false, SST);
   workgroupBarrier();
-  if (row < p.lq) {
+  if (rl < SM && row < p.lq) {
     for (var t = 0u; t < SN / LPR; t++) {
       let n = part + t * LPR;
       let val = select(Ss[sbase + rl * SST + n] * inv, attn_nan(), bad);
@@ -181,8 +185,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let h0 = g * p.group + (wid.y % hblocks) * HPW;
   let h = h0 + sg / RS;
   let r0 = q0 + (sg % RS) * SM;
-  let rl = lane / LPR;       // the lane's scratch row
+  let rl = lane / LPR;       // the lane's scratch row (none from SM on, where LPR = 1)
   let part = lane % LPR;     // and its first column
+  let act = rl < SM;
   let row = r0 + rl;
   let sbase = sg * SM * SST;
   let pbase = sg * SM * PST;
@@ -311,7 +316,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     // Softmax of the lane's row over its columns part, part + LPR, ...
     var fac = 1.0;
-    if (live) {
+    if (live && act) {
       // Masks only where some row of the workgroup misses a key of the tile: the diagonal tiles
       // and the last, partial one (whose missing keys were staged as zeros).
       let masked = kt + BKV > p.lk || (causal && i32(kt + BKV - 1u) > i32(q0) + diag);
@@ -362,7 +367,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // O += P V.
     if ((fl & 1u) != 0u) {
       // Inactive subgroups' P was not written this tile: their rows must add nothing.
-      if (!live) {
+      if (!live && act) {
         for (var c = 0u; c < CPL; c++) { Ps[pbase + rl * PST + part + c * LPR] = 0.0h; }
       }
       o0 = pv_guarded(o0, 0u, sbase, pbase, rl, part); o1 = pv_guarded(o1, 1u, sbase, pbase, rl, part);

@@ -40,16 +40,19 @@ fn cx_ratio(p: f32, q: f32, p0: f32) -> f32 {
 // even when the parts differ by more than the f32 range ((3e38 + 1e-30 i) / 1e-30 i =
 // 1 - inf i).
 fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
+  // Every power-of-two scaling is f32_ldexp's: as products, NVIDIA's compiler folded them into
+  // their neighbours (the divisor's scaling out of d * ratio + c, which then overflowed).
   let ed = min(max(f32_expo(max(abs(c), abs(d))), -126), 126);
-  let sd = f32_pow2(-ed);
+  let cs = f32_ldexp(c, -ed);
+  let ds = f32_ldexp(d, -ed);
   let big = max(abs(a), abs(b)) >= 8.507059e37;  // 2^126: a * ratio + b may overflow
-  let na = select(a, a * 0.5, big);
-  let nb = select(b, b * 0.5, big);
+  let na = select(a, f32_ldexp(a, -1), big);
+  let nb = select(b, f32_ldexp(b, -1), big);
   var x: f32;
   var y: f32;
   if (abs(c) < abs(d)) {
     let ratio = fdiv(c, d);
-    let den = (c * sd) * ratio + d * sd;
+    let den = cs * ratio + ds;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && c != 0.0) {
@@ -60,7 +63,7 @@ fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
     y = (br - na) / den;
   } else {
     let ratio = fdiv(d, c);
-    let den = (d * sd) * ratio + c * sd;
+    let den = ds * ratio + cs;
     var ar = na * ratio;
     var br = nb * ratio;
     if (ratio == 0.0 && d != 0.0) {
@@ -70,9 +73,8 @@ fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
     x = (br + na) / den;
     y = (nb - ar) / den;
   }
-  let k = select(0, 1, big) - ed;  // quotient = (x, y) * 2^k, applied in two exact steps
-  let k1 = k / 2;
-  return (vec2<f32>(x, y) * f32_pow2(k1)) * f32_pow2(k - k1);
+  let k = select(0, 1, big) - ed;  // quotient = (x, y) * 2^k
+  return vec2<f32>(f32_ldexp(x, k), f32_ldexp(y, k));
 }
 
 // x / y. Finite operands with a nonzero divisor: cx_div_finite (|q| beyond the f32 range gives
@@ -89,13 +91,13 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   }
   // A finite nonzero divisor is scaled to magnitude [1, 2) (and the quotient back): the
   // CPU's double intermediates (d * ratio + c) never overflow, f32 ones would.
-  var sd = 1.0;
+  var es = 0;  // the divisor is scaled by 2^-es (on the bits, as in cx_div_finite)
   var c = c0;
   var d = d0;
   if (cx_is_fin(c) && cx_is_fin(d) && (c != 0.0 || d != 0.0)) {
-    sd = f32_pow2(-min(max(f32_expo(max(abs(c), abs(d))), -126), 126));
-    c = c * sd;
-    d = d * sd;
+    es = min(max(f32_expo(max(abs(c), abs(d))), -126), 126);
+    c = f32_ldexp(c, -es);
+    d = f32_ldexp(d, -es);
   }
   var re: f32;
   var im: f32;
@@ -121,7 +123,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
     }
   }
   // C99 Annex G's recovery, on the unscaled divisor (its tiny parts matter here); its results
-  // are infinities, zeros or NaN, which the final scaling by sd leaves as they are.
+  // are infinities, zeros or NaN, which the final scaling leaves as they are.
   if (cx_is_nan(re) && cx_is_nan(im)) {
     let inf = cx_inf_f();
     if (c0 == 0.0 && d0 == 0.0 && (!cx_is_nan(a) || !cx_is_nan(b))) {
@@ -143,7 +145,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
       im = z * (b * sn * c1 - a * sn * d1);
     }
   }
-  return vec2<f32>(re, im) * sd;
+  return vec2<f32>(f32_ldexp(re, -es), f32_ldexp(im, -es));
 }
 
 // |z| = hypot(re, im): inf if either part is infinite (even beside a NaN), else NaN if either
@@ -163,11 +165,17 @@ fn cx_abs(z: vec2<f32>) -> f32 {
 }
 
 // exp(x) * s without the overflow of exp(x) alone (exp(x) is beyond f32 for x > 88.7 while
-// exp(x) cos(y) may not be); a zero s stays a (signed) zero, as in the CPU's cexp.
+// exp(x) cos(y) may not be); a zero s stays a (signed) zero, as in the CPU's cexp. With
+// h = exp(x / 2) = hm 2^e (hm in [1, 2)), the product is (hm hm s) 2^(2e): no grouping of the
+// three factors can overflow, and the scaling is on the bits (a driver may regroup products:
+// NVIDIA's turned (h s) h into (h h) s = inf).
 fn cx_exp_mul(x: f32, s: f32) -> f32 {
   if (s == 0.0) { return s; }
   let h = exp(0.5 * x);
-  return (h * s) * h;
+  if (!cx_is_fin(h) || h == 0.0) { return (h * s) * h; }
+  let e = f32_expo(h);
+  let hm = f32_ldexp(h, -e);
+  return f32_ldexp(hm * hm * s, 2 * e);
 }
 
 // e^z with C99 Annex G's special values (glibc cexp, which the CPU reference calls).

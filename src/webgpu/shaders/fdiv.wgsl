@@ -10,6 +10,29 @@ fn f32_pow2(k: i32) -> f32 { return bitcast<f32>(u32(clamp(k, -126, 127) + 127) 
 // e with 2^e <= |x| < 2^(e+1) for normal x (subnormals and zero give -127, inf and NaN 128).
 fn f32_expo(x: f32) -> i32 { return i32((bitcast<u32>(x) >> 23u) & 0xffu) - 127; }
 
+// x * 2^k done on the bits (any k): a product by a power of two that a driver's compiler may
+// reassociate with the neighbouring products (NVIDIA's does: (h * s) * h became h * h * s and
+// overflowed, q * 2^a * 2^b became q * 2^(a+b) and flushed) is immune here. Zero, inf and NaN
+// come back as they are, subnormal x is normalized first, a result beyond f32 is inf with x's
+// sign and a subnormal result keeps its leading bits (truncated: devices may flush it anyway).
+fn f32_ldexp(x: f32, k: i32) -> f32 {
+  let b = bitcast<u32>(x);
+  let sign = b & 0x80000000u;
+  var e = i32((b >> 23u) & 0xffu);
+  var m = b & 0x7fffffu;
+  if (e == 255 || (e == 0 && m == 0u)) { return x; }
+  if (e == 0) {  // subnormal: shift the leading bit into the implicit position
+    let sh = countLeadingZeros(m) - 8u;
+    m = (m << sh) & 0x7fffffu;
+    e = 1 - i32(sh);
+  }
+  let ne = e + clamp(k, -400, 400);
+  if (ne >= 255) { return bitcast<f32>(sign | 0x7f800000u); }
+  if (ne >= 1) { return bitcast<f32>(sign | (u32(ne) << 23u) | m); }
+  if (ne < -23) { return bitcast<f32>(sign); }
+  return bitcast<f32>(sign | ((m | 0x800000u) >> u32(1 - ne)));
+}
+
 fn fdiv(x: f32, y: f32) -> f32 {
   let s = f32_pow2(-clamp(f32_expo(y), -126, 126));
   return (x / (y * s)) * s;
