@@ -226,6 +226,7 @@ TEST_F(WebGpuAttentionPrefillSg, TunedTilesKeepResults) {
   // Valid for 8x8x8 (lavapipe) and 16x16x16 (NVIDIA) fragments; x1: one lane per score row.
   for (const char* tile : {"1x16", "4x16", "2x64", "8x32x1", "4x32x1"}) {
     EnvGuard env("WGT_ATTN_PREFILL_SG", tile);
+    SCOPED_TRACE(tile);
     EXPECT_EQ(expect_close(c, 1000), expect) << tile;
     if (HasFatalFailure()) return;
   }
