@@ -14,10 +14,11 @@
 // with scalar global loads (WGT_MATMUL_VEC=off) and, for f16, the packed-u32 storage path
 // (WGT_MATMUL_F16=packed: f32 math, no shader-f16) with the auto choice and every tile; for
 // f16 also the subgroup-matrix kernel off and each --sgmat tile (BMxBNxBKxFMxFN).
-// --sg-variants V1,... (WGT_MATMUL_SGMAT_VARIANT words) and --ablate A1,... (WGT_MATMUL_SGMAT_ABLATE
-// levels) add, for f16 (with or without --sweep), the auto tile and each --sgmat tile under each
-// data path, and the auto tile under each ablation. Ablated kernels compute wrong results by
-// design: they are timed without the verification gate and labelled so.
+// --sg-variants V1,... (WGT_MATMUL_SGMAT_VARIANT words: auto, staged, wide) and --ablate A1,...
+// (WGT_MATMUL_SGMAT_ABLATE levels) add, for f16 (with or without --sweep), the auto tile and each
+// --sgmat tile under each data path, and the auto tile under each ablation (under each
+// --sg-variants path when given, else auto's). Ablated kernels compute wrong results by design:
+// they are timed without the verification gate and labelled so.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -257,8 +258,12 @@ int main(int argc, char** argv) {
             for (const std::string& t : opt.sgmat)
               if (!opt.sweep || w != "staged") variants.push_back({"sgvar=" + w + " sgmat=" + t, "", "", "", "", "", "", "", t, w});
           }
-          for (const std::string& a : opt.ablate)
-            variants.push_back({"ablate=" + a + " (wrong results)", "", "", "", "", "", "", "", "", "", a});
+          for (const std::string& a : opt.ablate) {
+            if (opt.sg_variants.empty())
+              variants.push_back({"ablate=" + a + " (wrong results)", "", "", "", "", "", "", "", "", "", a});
+            for (const std::string& w : opt.sg_variants)
+              variants.push_back({"ablate=" + a + " sgvar=" + w + " (wrong results)", "", "", "", "", "", "", "", "", w, a});
+          }
         }
         const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
         // Bytes each operand and the output occupy: the floor on traffic (decode-style shapes

@@ -119,12 +119,11 @@ const std::vector<SettingInfo>& table() {
       {"WGT_MATMUL_SGMAT", K::Dims, "BMxBNxBKxFMxFN (e.g. 128x128x32x4x2) or off", "by shape and device",
        "f16 matmul on subgroup matrices (tensor cores): workgroup tile and fragments per subgroup, or `off`", 5, 5,
        false, {"off"}, dims<&S::matmul_sgmat>},
-      {"WGT_MATMUL_SGMAT_VARIANT", K::Choice, "auto, staged, wide, copy, bdirect or bdirect-wide", "auto (staged)",
+      {"WGT_MATMUL_SGMAT_VARIANT", K::Choice, "auto, staged or wide", "auto (wide where it applies)",
        "data path of the subgroup-matrix f16 matmul's K chunks: `staged` 8-byte loads and 16-bit workgroup stores, "
-       "`wide` 16-byte loads, `copy` whole fragments copied storage -> workgroup memory, `bdirect` A copied and B's "
-       "fragments read from storage, `bdirect-wide` A by 16-byte loads and B from storage; the plan keeps `staged` "
-       "where a call's strides or offsets are not multiples of 8",
-       0, 0, false, {"auto", "staged", "wide", "copy", "bdirect", "bdirect-wide"},
+       "`wide` 16-byte loads; `auto` takes `wide` where the tile allows it; the plan keeps `staged` where a call's "
+       "strides or offsets are not multiples of 8",
+       0, 0, false, {"auto", "staged", "wide"},
        [](S& s, const SettingValue& v, const std::string& e) {
          put(s.matmul_sgmat_variant, e, static_cast<uint32_t>(v.num));
        }},

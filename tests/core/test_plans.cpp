@@ -519,37 +519,38 @@ TEST(MatmulPlan, SubgroupMatrixKernelForAlignedF16) {
   // Few output tiles: 64x64 with 2x2 fragments per subgroup; B N-contiguous, vec4 stores.
   MatmulPlan p = plan_ok(ad, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16),
                                          false, DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4 v:wide");
   expect_variant_expands(p.variant(), p.name());
   // Many tiles (and matmul_t): for B K-contiguous 128x256 with 4x4 fragments, for N-contiguous
   // 128x128 with 4x2.
   p = plan_ok(ad, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({4096, 256}, DType::F16), true,
                               DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 128x256x16 4x4 frag=16x16x16 b:k o:v4");
+  EXPECT_EQ(p.name(), "sgmat 128x256x16 4x4 frag=16x16x16 b:k o:v4 v:wide");
   expect_variant_expands(p.variant(), p.name());
   EXPECT_EQ(p.row_tile(), 128u);
   EXPECT_EQ(p.col_tile(), 256u);
   p = plan_ok(ad, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({256, 4096}, DType::F16), false,
                               DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 128x128x32 4x2 frag=16x16x16 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 128x128x32 4x2 frag=16x16x16 b:n o:v4 v:wide");
   expect_variant_expands(p.variant(), p.name());
-  // Odd N: scalar stores; still sgmat since B's rows stay vec4-aligned along K.
+  // Odd N: scalar stores; still sgmat, and with 16-byte loads, since B's rows stay 8-aligned
+  // along K.
   p = plan_ok(ad, matmul_call(Tensor::empty({40, 64}, DType::F16), Tensor::empty({37, 64}, DType::F16), true,
                               DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:k");
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:k v:wide");
   expect_variant_expands(p.variant(), p.name());
   // Only the narrow shape: 16x8x16 fragments, twice as many along N.
   Adapter narrow = ad;
   narrow.f.subgroup_matrix_configs = {{2, 1, 16, 8, 16}};
   p = plan_ok(narrow, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16), false,
                                   DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x4 frag=16x8x16 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 2x4 frag=16x8x16 b:n o:v4 v:wide");
   // A tuned tile.
   MatmulTuning tu;
   tu.sgmat = {{64, 128, 32, 2, 4}};
   p = plan_ok(ad, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16), false,
                               DType::F16), tu);
-  EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 64x128x32 2x4 frag=16x16x16 b:n o:v4 v:wide");
 }
 
 TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
@@ -561,18 +562,19 @@ TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
   // 64x64 with 4x4 fragments per subgroup: 4 subgroups of 8 invocations.
   MatmulPlan p = plan_ok(lvp, matmul_call(Tensor::empty({64, 128}, DType::F16), Tensor::empty({128, 96}, DType::F16),
                                           false, DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:n o:v4 v:wide");
   expect_variant_expands(p.variant(), p.name());
   // Many tiles: the 128-row defaults would need 8 fragments per subgroup, so 64x64 stays.
   p = plan_ok(lvp, matmul_call(Tensor::empty({4096, 256}, DType::F16), Tensor::empty({4096, 256}, DType::F16), true,
                                DType::F16));
-  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:k o:v4");
-  // A forced 128x128 tile fits 32 KiB with BK 16, not with BK 32 (a typed error).
+  EXPECT_EQ(p.name(), "sgmat 64x64x32 4x4 frag=8x8x8 b:k o:v4 v:wide");
+  // A forced 128x128 tile fits 32 KiB with BK 16, not with BK 32 (a typed error); N = 260 is
+  // not a multiple of 8, so the staged path.
   MatmulTuning tu;
   tu.sgmat = {{128, 128, 16, 4, 4}};
   p = plan_ok(lvp, matmul_call(Tensor::empty({130, 96}, DType::F16), Tensor::empty({96, 260}, DType::F16), false,
                                DType::F16), tu);
-  EXPECT_EQ(p.name(), "sgmat 128x128x16 4x4 frag=8x8x8 b:n o:v4");
+  EXPECT_EQ(p.name(), "sgmat 128x128x16 4x4 frag=8x8x8 b:n o:v4 v:staged");
   tu.sgmat = {{128, 128, 32, 4, 4}};
   EXPECT_THROW(plan_matmul(lvp.caps(), tu, matmul_call(Tensor::empty({130, 96}, DType::F16),
                                                        Tensor::empty({96, 260}, DType::F16), false, DType::F16)),
@@ -590,26 +592,33 @@ TEST(MatmulPlan, SubgroupMatrixKernelOn8x8x8Fragments) {
   EXPECT_FALSE(sgmat_shape(f16_only.caps()).has_value());
 }
 
-// The K-chunk data path (MatmulTuning::sgmat_variant): Auto stays staged; a forced path runs
-// where the call is 8-element aligned, is kept staged where it is not, and is a typed error
-// where the tile cannot run it; the ablation is loud in the name.
+// The K-chunk data path (MatmulTuning::sgmat_variant): Auto takes the 16-byte loads where the
+// tile and the call allow them; a forced path runs where the call is 8-element aligned, is kept
+// staged where it is not, and Wide is a typed error where the tile cannot run it; the path is
+// in the name and the defines; the ablation is loud in the name.
 TEST(MatmulPlan, SubgroupMatrixDataPaths) {
   const Adapter ad = tensor_core_gpu();
   const OpCall nn = matmul_call(Tensor::empty({256, 128}, DType::F16), Tensor::empty({128, 256}, DType::F16), false,
                                 DType::F16);
   const OpCall nt = matmul_call(Tensor::empty({256, 128}, DType::F16), Tensor::empty({256, 128}, DType::F16), true,
                                 DType::F16);
-  MatmulTuning tu;
-  EXPECT_EQ(plan_ok(ad, nn, tu).name(), "sgmat 64x64x32 2x2 frag=16x16x16 b:n o:v4");
-  const std::pair<SgVariant, const char*> paths[] = {{SgVariant::Wide, " v:wide"},
-                                                     {SgVariant::Copy, " v:copy"},
-                                                     {SgVariant::BDirect, " v:bdirect"},
-                                                     {SgVariant::BDirectWide, " v:bdirect-wide"}};
+  auto define = [](const ShaderVariant& v, const std::string& k) {
+    for (const auto& d : v.defines)
+      if (d.first == k) return d.second;
+    return std::string("?");
+  };
+  const std::pair<SgVariant, const char*> paths[] = {
+      {SgVariant::Auto, " v:wide"}, {SgVariant::Wide, " v:wide"}, {SgVariant::Staged, " v:staged"}};
   for (const auto& [v, tag] : paths) {
+    MatmulTuning tu;
     tu.sgmat_variant = v;
+    const bool wide = std::string(tag) == " v:wide";
     for (const OpCall* c : {&nn, &nt}) {
       const MatmulPlan p = plan_ok(ad, *c, tu);
       EXPECT_EQ(p.name(), std::string("sgmat 64x64x32 2x2 frag=16x16x16 ") + (c == &nn ? "b:n" : "b:k") + " o:v4" + tag);
+      EXPECT_EQ(define(p.variant(), "SG_FETCH"), wide ? "1" : "0") << p.name();
+      EXPECT_EQ(define(p.variant(), "VEC8"), wide ? "true" : "false") << p.name();
+      EXPECT_EQ(define(p.variant(), "P_BIND"), "3") << p.name();  // a, b, o, params: no extra binding
       expect_variant_expands(p.variant(), p.name());
     }
     // K % 8 != 0, N % 8 != 0 with N-contiguous B, an A row stride % 8 != 0, an offset % 8 != 0:
@@ -628,48 +637,29 @@ TEST(MatmulPlan, SubgroupMatrixDataPaths) {
                                                     DType::F16), tu);
     EXPECT_EQ(off4.shader.kernel, MatmulKernel::SgMat);
     EXPECT_EQ(off4.shader.sgv, static_cast<uint8_t>(SgVariant::Staged));
+    EXPECT_NE(off4.name().find(" v:staged"), std::string::npos) << off4.name();
   }
-  // Fragment copies per subgroup: 128x128x32 4x2 copies 2 + 2, 64x64x64 2x2 4 + 4, 64x64x128
-  // 2x2 and 128x64x32 4x4 8 of A (no named variables for it): a typed error naming the setting.
-  const SgMatShape sh{16, 16, 16, 32};
-  EXPECT_EQ(sgmat_variant_problem(ad.l, {128, 128, 32, 4, 2}, sh, SgVariant::Copy), "");
-  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 64, 2, 2}, sh, SgVariant::Copy), "");
-  EXPECT_NE(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::Copy), "");
-  EXPECT_NE(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::BDirect), "");
-  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 128, 2, 2}, sh, SgVariant::Staged), "");
   // 16-byte loads: 64x64x16 2x2 has 128 invocations for 64*16/8 = 128 groups; 32x64x8 (8x8x8)
   // would leave each of 64 invocations half a group of A.
-  EXPECT_EQ(sgmat_variant_problem(ad.l, {64, 64, 16, 2, 2}, sh, SgVariant::Wide), "");
-  EXPECT_NE(sgmat_variant_problem(ad.l, {32, 64, 8, 2, 2}, {8, 8, 8, 8}, SgVariant::Wide), "");
-  Adapter four = ad;
-  four.l.max_storage_buffers_per_shader_stage = 4;
-  EXPECT_NE(sgmat_variant_problem(four.l, {128, 128, 32, 4, 2}, sh, SgVariant::BDirect), "");
-  EXPECT_EQ(sgmat_variant_problem(four.l, {128, 128, 32, 4, 2}, sh, SgVariant::Wide), "");
-  EXPECT_NE(sgmat_variant_problem(ad.l, {128, 64, 32, 4, 4}, sh, SgVariant::BDirect), "");
-  tu.sgmat_variant = SgVariant::Copy;
-  tu.sgmat = {{128, 64, 32, 4, 4}};
+  const SgMatShape sh{16, 16, 16, 32};
+  EXPECT_EQ(sgmat_variant_problem({64, 64, 16, 2, 2}, sh, SgVariant::Wide), "");
+  EXPECT_NE(sgmat_variant_problem({32, 64, 8, 2, 2}, {8, 8, 8, 8}, SgVariant::Wide), "");
+  EXPECT_EQ(sgmat_variant_problem({32, 64, 8, 2, 2}, {8, 8, 8, 8}, SgVariant::Staged), "");
+  // On such a tile Auto keeps the staged path; a forced Wide is a typed error naming the setting.
+  const Adapter lvp = lavapipe_sid();
+  const OpCall small = matmul_call(Tensor::empty({64, 64}, DType::F16), Tensor::empty({64, 64}, DType::F16), false,
+                                   DType::F16);
+  MatmulTuning tu;
+  tu.sgmat = {{32, 64, 8, 2, 2}};
+  EXPECT_EQ(plan_ok(lvp, small, tu).shader.sgv, static_cast<uint8_t>(SgVariant::Staged));
+  tu.sgmat_variant = SgVariant::Wide;
   try {
-    plan_matmul(ad.caps(), tu, nn);
+    plan_matmul(lvp.caps(), tu, small);
     ADD_FAILURE() << "expected InvalidArgument";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("WGT_MATMUL_SGMAT_VARIANT=copy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("WGT_MATMUL_SGMAT_VARIANT=wide"), std::string::npos) << e.what();
   }
-  // Bindings: the copy reads A and B again (params at 5), B-direct with 16-byte A loads only B (4).
-  auto define = [](const ShaderVariant& v, const std::string& k) {
-    for (const auto& d : v.defines)
-      if (d.first == k) return d.second;
-    return std::string("?");
-  };
-  MatmulTuning t2;
-  t2.sgmat_variant = SgVariant::Copy;
-  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "5");
-  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "CA"), "2");
-  t2.sgmat_variant = SgVariant::BDirectWide;
-  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "4");
-  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "B_H_BIND"), "3");
-  t2.sgmat_variant = SgVariant::Auto;
-  EXPECT_EQ(define(plan_ok(ad, nn, t2).variant(), "P_BIND"), "3");
   // The ablation is in the key and loud in the name.
   MatmulTuning abl;
   abl.sgmat_ablate = 2;
@@ -678,16 +668,18 @@ TEST(MatmulPlan, SubgroupMatrixDataPaths) {
   EXPECT_FALSE(pa.key() == plan_ok(ad, nn, {}).key());
   for (uint8_t a = 1; a <= 5; ++a) {
     abl.sgmat_ablate = a;
-    expect_variant_expands(plan_ok(ad, nn, abl).variant(), "ablation " + std::to_string(a));
+    for (SgVariant v : {SgVariant::Staged, SgVariant::Wide}) {
+      abl.sgmat_variant = v;
+      expect_variant_expands(plan_ok(ad, nn, abl).variant(), "ablation " + std::to_string(a));
+    }
   }
 }
 
 // WGT_MATMUL_SGMAT_VARIANT's words map onto SgVariant in order, WGT_MATMUL_SGMAT_ABLATE onto
 // the ablation level.
 TEST(MatmulPlan, SubgroupMatrixDataPathFromSettings) {
-  const std::pair<const char*, SgVariant> words[] = {{"auto", SgVariant::Auto},     {"staged", SgVariant::Staged},
-                                                     {"wide", SgVariant::Wide},     {"copy", SgVariant::Copy},
-                                                     {"bdirect", SgVariant::BDirect}, {"bdirect-wide", SgVariant::BDirectWide}};
+  const std::pair<const char*, SgVariant> words[] = {
+      {"auto", SgVariant::Auto}, {"staged", SgVariant::Staged}, {"wide", SgVariant::Wide}};
   for (const auto& [w, v] : words) {
     test_setenv("WGT_MATMUL_SGMAT_VARIANT", w);
     test_setenv("WGT_MATMUL_SGMAT_ABLATE", "3");

@@ -66,6 +66,8 @@ TEST(Settings, BadValuesNameTheVariableAndTheForm) {
                            "64x64x8x4x65537"}},
       {"WGT_MATMUL_GEMV", {"256", "256x64x2", "256x0", "of"}},
       {"WGT_MATMUL_GEMV_VEC", {"256", "256x32x2x1", "OFF"}},
+      // The data paths removed after losing on the H200 are errors, not silently `auto`.
+      {"WGT_MATMUL_SGMAT_VARIANT", {"copy", "bdirect", "bdirect-wide", "Wide", "3"}},
       {"WGT_QMATVEC_UNROLL", {"0", "3", "16"}},
       {"WGT_QMATVEC_KSPLIT", {"3", "16"}},
       {"WGT_ATTN_DECODE_LANES", {"2", "12", "64"}},
@@ -93,7 +95,7 @@ TEST(Settings, GoodValuesParse) {
                       {"WGT_MATMUL_GEMV", "off"},
                       {"WGT_MATMUL_GEMV_VEC", "128x32x2"},
                       {"WGT_MATMUL_F16", "packed"},
-                      {"WGT_MATMUL_SGMAT_VARIANT", "bdirect-wide"},
+                      {"WGT_MATMUL_SGMAT_VARIANT", "wide"},
                       {"WGT_MATMUL_SGMAT_ABLATE", "5"},
                       {"WGT_QMATVEC_KERNEL", "i8"},
                       {"WGT_QMATVEC_SUBGROUPS", "off"},
@@ -103,7 +105,7 @@ TEST(Settings, GoodValuesParse) {
   EXPECT_EQ(**s.memory_budget, 2147483648ull);
   EXPECT_EQ(**s.min_gpu_work, 0u);
   EXPECT_EQ(**s.num_threads, 4096u);
-  EXPECT_EQ(*s.matmul_sgmat_variant, 5u);  // the choice's index: webgpu::SgVariant::BDirectWide
+  EXPECT_EQ(*s.matmul_sgmat_variant, 2u);  // the choice's index: webgpu::SgVariant::Wide
   EXPECT_EQ(*s.matmul_sgmat_ablate, 5u);
   EXPECT_EQ(**s.policy, PolicyMode::GpuStrict);
   EXPECT_EQ(**s.cpu_mode, CpuMode::Reference);

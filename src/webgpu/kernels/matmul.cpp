@@ -78,13 +78,6 @@ void encode_matmul(Context& ctx, OpCall& call, const MatmulPlan& plan) {
   const Pipeline* pipe = ctx.pipeline(plan.key(), [&] { return plan.variant(); });
   MatmulParams base{};  // the grid's fields are filled by dispatch_matmul_grid
   std::vector<Arg> args = {ctx.arg(A), ctx.arg(B), ctx.arg(out, false)};
-  if (s.kernel == MatmulKernel::SgMat) {
-    // The fragment-copy and B-direct paths read A (when A is copied) and B a second time as
-    // array<f16> (read-only storage bindings of one buffer may alias), after the output.
-    const auto v = static_cast<SgVariant>(s.sgv);
-    if (v == SgVariant::Copy || v == SgVariant::BDirect) args.push_back(ctx.arg(A));
-    if (v == SgVariant::Copy || v == SgVariant::BDirect || v == SgVariant::BDirectWide) args.push_back(ctx.arg(B));
-  }
   if (s.fuse_c) args.push_back(ctx.arg(call.inputs[2]));
   base.c_off = s.fuse_c ? static_cast<uint32_t>(call.inputs[2].offset()) : 0;
   const Tensor* pro_t = s.pro ? &call.inputs.back() : nullptr;

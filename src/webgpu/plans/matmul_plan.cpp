@@ -184,25 +184,10 @@ std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShap
   return {};
 }
 
-std::string sgmat_variant_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, SgVariant v) {
-  const uint32_t nsg = sgmat_subgroups(t, sh), nt = nsg * sh.subgroup;
-  const bool wide = v == SgVariant::Wide || v == SgVariant::BDirectWide;
-  const bool copy_a = v == SgVariant::Copy || v == SgVariant::BDirect, copy_b = v == SgVariant::Copy;
-  if (wide && (t.bk % 8 || (t.bm * t.bk / 8) % nt || (t.bn * t.bk / 8) % nt))
+std::string sgmat_variant_problem(const SgTile& t, const SgMatShape& sh, SgVariant v) {
+  const uint32_t nt = sgmat_subgroups(t, sh) * sh.subgroup;
+  if (v == SgVariant::Wide && (t.bk % 8 || (t.bm * t.bk / 8) % nt || (t.bn * t.bk / 8) % nt))
     return "16-byte loads need BK % 8 == 0 and BM*BK/8, BN*BK/8 multiples of the invocation count " + std::to_string(nt);
-  auto per_sg = [&](uint32_t rows, uint32_t frag_rows) {
-    const uint32_t f = rows / frag_rows * (t.bk / sh.k);
-    return f % nsg ? 0u : f / nsg;
-  };
-  auto named = [](uint32_t c) { return c == 1 || c == 2 || c == 4; };
-  if (copy_a && !named(per_sg(t.bm, sh.m)))
-    return "the fragment copy needs 1, 2 or 4 fragments of A per subgroup per chunk (BM/" + std::to_string(sh.m) +
-           " * BK/" + std::to_string(sh.k) + " / " + std::to_string(nsg) + " subgroups)";
-  if (copy_b && !named(per_sg(t.bn, sh.n)))
-    return "the fragment copy needs 1, 2 or 4 fragments of B per subgroup per chunk (BN/" + std::to_string(sh.n) +
-           " * BK/" + std::to_string(sh.k) + " / " + std::to_string(nsg) + " subgroups)";
-  if (v != SgVariant::Auto && v != SgVariant::Staged && v != SgVariant::Wide && l.max_storage_buffers_per_shader_stage < 5)
-    return "binding A and B a second time needs 5 storage buffers per stage";
   return {};
 }
 
@@ -253,28 +238,32 @@ std::optional<SgMatShape> sgmat_eligible(const Caps& caps, const MatmulTuning& t
 }
 
 const char* sgmat_variant_word(SgVariant v) {
-  static const char* const kWords[] = {"auto", "staged", "wide", "copy", "bdirect", "bdirect-wide"};
+  static const char* const kWords[] = {"auto", "staged", "wide"};
   return kWords[static_cast<int>(v)];
 }
 
-// The data path of an sgmat call: the tuning's (checked against the tile: a typed error naming
-// the setting), kept to Staged where this call's layout does not allow 8-element (16-byte)
-// accesses: A's K and row stride, B's contiguous extent and other stride, all offsets and batch
-// strides multiples of 8 (a fragment row or an 8-half group then never straddles the matrix
-// or loses 16-byte alignment).
-SgVariant choose_sgmat_variant(const Limits& l, const MatmulTuning& tu, const SgTile& t, const SgMatShape& sh,
+// The data path of an sgmat call. Auto takes the 16-byte loads (Wide: the fastest path on the
+// H200 at every shape measured, docs/benchmark-history.md) where the tile allows them, else
+// Staged; a forced Wide the tile cannot run is a typed error naming the setting. Either way the
+// call keeps Staged where its layout does not allow 8-element (16-byte) accesses: A's K and row
+// stride, B's contiguous extent and other stride, all offsets and batch strides multiples of 8
+// (an 8-half group then never straddles the matrix or loses 16-byte alignment).
+SgVariant choose_sgmat_variant(const MatmulTuning& tu, const SgTile& t, const SgMatShape& sh,
                                const MatmulOperand& A, const MatmulOperand& B, const BatchDims& dims, uint64_t N,
                                uint64_t K, bool b_kfast) {
-  if (tu.sgmat_variant == SgVariant::Auto || tu.sgmat_variant == SgVariant::Staged) return SgVariant::Staged;
-  if (std::string why = sgmat_variant_problem(l, t, sh, tu.sgmat_variant); !why.empty())
+  if (tu.sgmat_variant == SgVariant::Staged) return SgVariant::Staged;
+  const std::string why = sgmat_variant_problem(t, sh, SgVariant::Wide);
+  if (!why.empty()) {
+    if (tu.sgmat_variant == SgVariant::Auto) return SgVariant::Staged;
     throw_error(ErrorKind::InvalidArgument, "matmul",
                 std::string("WGT_MATMUL_SGMAT_VARIANT=") + sgmat_variant_word(tu.sgmat_variant) + " with tile " +
                     std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + "x" +
                     std::to_string(t.fm) + "x" + std::to_string(t.fn) + ": " + why);
+  }
   bool ok = K % 8 == 0 && A.rs % 8 == 0 && A.offset % 8 == 0 && B.offset % 8 == 0 &&
             (b_kfast ? B.cs % 8 == 0 : (N % 8 == 0 && B.rs % 8 == 0));
   for (size_t i = 0; i < dims.n; ++i) ok = ok && dims.d[i].sa % 8 == 0 && dims.d[i].sb % 8 == 0;
-  return ok ? tu.sgmat_variant : SgVariant::Staged;
+  return ok ? SgVariant::Wide : SgVariant::Staged;
 }
 
 // How f16 operands are stored: native `f16` (needs shader-f16) or packed two per u32 and
@@ -541,7 +530,7 @@ Planned<MatmulPlan> plan_matmul(const Caps& caps, const MatmulTuning& tu, const 
     s.tm = static_cast<uint16_t>(t.fm), s.tn = static_cast<uint16_t>(t.fn);
     s.sm = static_cast<uint8_t>(sh->m), s.sn = static_cast<uint8_t>(sh->n), s.sk = static_cast<uint8_t>(sh->k);
     s.sgs = static_cast<uint8_t>(sh->subgroup);
-    s.sgv = static_cast<uint8_t>(choose_sgmat_variant(l, tu, t, *sh, A, B, dims, N, K, b_kfast));
+    s.sgv = static_cast<uint8_t>(choose_sgmat_variant(tu, t, *sh, A, B, dims, N, K, b_kfast));
     s.abl = tu.sgmat_ablate;
     s.a_vec = s.b_vec = 1;
     s.out = (tu.vec && N % 4 == 0 && out.offset() % 4 == 0) ? MatmulOut::Vec4 : MatmulOut::Scalar;
@@ -617,26 +606,10 @@ ShaderVariant MatmulPlan::variant() const {
                                          {"B_VEC", tf(s.b_vec)}, {"B_VEC8", "false"}});
       break;
     case MatmulKernel::SgMat: {
-      const auto sv = static_cast<SgVariant>(s.sgv);
-      const bool wide = sv == SgVariant::Wide || sv == SgVariant::BDirectWide;
-      const bool b_direct = sv == SgVariant::BDirect || sv == SgVariant::BDirectWide;
-      const bool alias = b_direct || sv == SgVariant::Copy;
+      const bool wide = static_cast<SgVariant>(s.sgv) == SgVariant::Wide;
       v.shader = "matmul_sgmat";
-      // The storage aliases: a_h (fragment copy of A) at binding 3, then b_h, then the params
-      // (no fusion runs on this kernel); kernels/matmul.cpp binds them in that order.
-      const bool alias_a = alias && sv != SgVariant::BDirectWide;
-      if (alias)
-        for (auto& d : v.defines)
-          if (d.first == "P_BIND") d.second = alias_a ? "5" : "4";
-      v.defines.push_back({"B_H_BIND", alias_a ? "4" : "3"});
-      v.defines.insert(v.defines.end(), {{"SG_FETCH", wide ? "1" : alias && sv != SgVariant::BDirectWide ? "2" : "0"},
-                                         {"B_DIRECT", tf(b_direct)}, {"SG_ALIAS", tf(alias)},
-                                         {"VEC8", tf(wide)}, {"ABL", std::to_string(s.abl)}});
-      // Fragments of A and B each subgroup copies per chunk (checked by sgmat_variant_problem).
-      const uint32_t nsg = (s.bm / (s.tm * s.sm)) * (s.bn / (s.tn * s.sn));
-      const bool copy = sv == SgVariant::Copy || sv == SgVariant::BDirect;
-      v.defines.push_back({"CA", std::to_string(copy ? s.bm / s.sm * (s.bk / s.sk) / nsg : 0)});
-      v.defines.push_back({"CB", std::to_string(sv == SgVariant::Copy ? s.bn / s.sn * (s.bk / s.sk) / nsg : 0)});
+      v.defines.insert(v.defines.end(), {{"SG_FETCH", wide ? "1" : "0"}, {"VEC8", tf(wide)},
+                                         {"ABL", std::to_string(s.abl)}});
       v.defines.insert(v.defines.end(), {{"BM", std::to_string(s.bm)}, {"BN", std::to_string(s.bn)},
                                          {"BK", std::to_string(s.bk)}, {"FM", std::to_string(s.tm)},
                                          {"FN", std::to_string(s.tn)}, {"SM", std::to_string(s.sm)},
@@ -699,7 +672,7 @@ std::string MatmulPlan::name() const {
           std::to_string(s.tm) + "x" + std::to_string(s.tn) + " frag=" + std::to_string(s.sm) + "x" +
           std::to_string(s.sn) + "x" + std::to_string(s.sk) + (s.b_kfast ? " b:k" : " b:n") +
           (s.out == MatmulOut::Vec4 ? " o:v4" : "");
-      if (s.sgv != static_cast<uint8_t>(SgVariant::Staged)) n += std::string(" v:") + sgmat_variant_word(static_cast<SgVariant>(s.sgv));
+      n += std::string(" v:") + sgmat_variant_word(static_cast<SgVariant>(s.sgv));
       // Loud: an ablated kernel's results are wrong by design (MatmulTuning::sgmat_ablate).
       if (s.abl) n += " ABLATED-" + std::to_string(s.abl) + "(wrong results)";
       break;

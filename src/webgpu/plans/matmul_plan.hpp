@@ -42,7 +42,7 @@ struct MatmulShader {
   uint8_t mr = 0;                    // vector gemv: rows of A (= M, 1..4)
   uint8_t sm = 0, sn = 0, sk = 0;    // sgmat: the subgroup-matrix shape (result SM x SN, depth SK)
   uint8_t sgs = 0;                   // sgmat: the adapter's (fixed) subgroup size
-  uint8_t sgv = 0;                   // sgmat: the K-chunk data path (SgVariant, never Auto)
+  uint8_t sgv = 0;                   // sgmat: the K-chunk data path (SgVariant: Staged or Wide)
   uint8_t abl = 0;                   // sgmat: the ablation (MatmulTuning::sgmat_ablate; wrong results)
   // Tiled: workgroup tile and each invocation's TM x TN outputs. SgMat: workgroup tile and
   // each subgroup's TM x TN fragments.
@@ -60,7 +60,8 @@ struct MatmulPlan {
   PipelineKey key() const;    // the pipeline-cache key (cheap: a copy of `shader`)
   ShaderVariant variant() const;  // shader name and defines (built once per new pipeline)
   // e.g. "tiled 128x128x8 8x8 acc=f32 a:k b:n a:v4 b:v4 o:v4", "gemv 256x64 kfast",
-  // "gemv_vec 256x32x2 m1 sg +norm" (" f16p" for packed f16, " b:f16" for mixed precision).
+  // "gemv_vec 256x32x2 m1 sg +norm" (" f16p" for packed f16, " b:f16" for mixed precision),
+  // "sgmat 128x128x32 4x2 frag=16x16x16 b:n o:v4 v:wide" (the data path always named).
   std::string name() const;
 };
 
@@ -81,11 +82,9 @@ uint32_t sgmat_subgroups(const SgTile& t, const SgMatShape& sh);
 // Empty when `t` runs on this device with B staged K-contiguous (b_kfast) or N-contiguous,
 // else the reason.
 std::string sgmat_tile_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, bool b_kfast);
-// Empty when tile `t` can run data path `v` (SgVariant) on this device, else the reason:
-// 16-byte loads need whole vec4<u32> per invocation, fragment copies 1, 2 or 4 fragments of each
-// copied operand per subgroup (named variables in the shader), the storage aliases 5 storage
-// buffers per stage. Staged (and Auto) always can.
-std::string sgmat_variant_problem(const Limits& l, const SgTile& t, const SgMatShape& sh, SgVariant v);
+// Empty when tile `t` can run data path `v` (SgVariant), else the reason: 16-byte loads need
+// whole vec4<u32> per invocation. Staged (and Auto, which falls back to it) always can.
+std::string sgmat_variant_problem(const SgTile& t, const SgMatShape& sh, SgVariant v);
 // The default tile of an M x N product over `batch` matrices, or nullopt when none fits the
 // device.
 std::optional<SgTile> sgmat_default_tile(const Limits& l, const SgMatShape& sh, bool b_kfast, uint64_t M, uint64_t N,

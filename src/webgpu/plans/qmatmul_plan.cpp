@@ -345,7 +345,7 @@ ShaderVariant QMatmulPlan::variant() const {
                           {"SN", std::to_string(s.sn)}, {"SK", std::to_string(s.sk)}, {"SGS", std::to_string(s.sgs)},
                           {"B_KFAST", "true"}, {"O_MODE", s.vec_out ? "1" : "0"},
                           // sgmat_core's staged data path: W is decoded as it is staged.
-                          {"SG_FETCH", "0"}, {"B_DIRECT", "false"}, {"ABL", "0"}, {"CA", "0"}, {"CB", "0"}}};
+                          {"SG_FETCH", "0"}, {"ABL", "0"}}};
   const bool i8 = s.kernel == QMatmulKernel::I8;
   const int g = s.norm || s.silu ? 1 : 0;
   ShaderVariant v{s.sg ? "q_mv_stream_sg" : "q_mv_stream",

@@ -16,12 +16,10 @@ enum class F16Store : uint8_t { Auto, Native, Packed };
 // (Gauss: re = ar br - ai bi, im = (ar + ai)(br + bi) - ar br - ai bi).
 enum class ComplexAlgo : uint8_t { Auto, FourMult, ThreeMult };
 // How the subgroup-matrix f16 kernel (shaders/sgmat_core.wgsl) moves each K chunk from storage
-// to the matrix units (plans/matmul_plan.hpp, sgmat_variant_problem): Staged = 8-byte vec4<f16>
-// loads and 16-bit workgroup stores; Wide = 16-byte vec4<u32> loads; Copy = each subgroup
-// copies whole fragments storage -> workgroup memory with subgroupMatrixLoad/Store; BDirect =
-// A by fragment copy, B fragments read straight from storage (B unstaged); BDirectWide = A by
-// 16-byte loads, B unstaged. Auto is Staged until the H200 measurements pick another.
-enum class SgVariant : uint8_t { Auto, Staged, Wide, Copy, BDirect, BDirectWide };
+// to workgroup memory (plans/matmul_plan.hpp, sgmat_variant_problem): Staged = 8-byte vec4<f16>
+// loads and 16-bit workgroup stores; Wide = 16-byte vec4<u32> loads. Auto = Wide where the tile
+// and the call's alignment allow it, else Staged. The order is WGT_MATMUL_SGMAT_VARIANT's choices.
+enum class SgVariant : uint8_t { Auto, Staged, Wide };
 
 struct MatmulTuning {
   std::optional<std::array<uint32_t, 5>> tile;      // BM BN BK TM TN of the tiled kernel
@@ -29,8 +27,9 @@ struct MatmulTuning {
   std::optional<std::array<uint32_t, 5>> sgmat;     // BM BN BK FM FN of the subgroup-matrix kernel
   SgVariant sgmat_variant = SgVariant::Auto;        // its K-chunk data path
   // Diagnosis only, results wrong by design: 1 skip the in-loop staging stores, 2 skip the
-  // in-loop global fetches, 3 fragment loads hoisted out of the K loop, 4 fewer MMAs (each
-  // loaded fragment used once), 5 MMAs only (no fetch, no staging, hoisted fragments).
+  // in-loop global fetches (only chunk 0 is fetched and staged), 3 fragment loads hoisted out of
+  // the K loop, 4 fewer MMAs (each loaded fragment used once), 5 MMAs only (no fetch, no
+  // staging, hoisted fragments).
   uint8_t sgmat_ablate = 0;
   bool gemv_off = false;                            // never use the small-M kernels
   std::optional<std::array<uint32_t, 2>> gemv;      // WG KS of the scalar gemv

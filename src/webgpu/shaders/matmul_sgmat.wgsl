@@ -11,34 +11,23 @@
 // walked in BK chunks staged in workgroup memory, two buffers: the next chunk is fetched while
 // the current one is multiplied, so one barrier per chunk suffices. Staged rows are padded by 8
 // halves: fragment rows stay 16-byte aligned and consecutive rows start on different banks.
-// How a chunk gets from storage to the matrix units is the plan's variant (SG_FETCH, B_DIRECT;
-// sgmat_core.wgsl and sgmat_fetch.wgsl say why each exists).
+// How a chunk gets from storage to workgroup memory is the plan's variant (SG_FETCH: 8- or
+// 16-byte loads; sgmat_fetch.wgsl).
 //
 // Conditions the plan guarantees: A is K-contiguous (a_ks == 1), B is N-contiguous (b_ns == 1)
 // or, with B_KFAST, K-contiguous (b_ks == 1); the contiguous extents, the other strides and all
 // offsets are multiples of 4 (so a vec4 starting in range lies wholly in range), of 8 for the
-// variants other than the staged one; the subgroup size is fixed at SGS. Out-of-range rows and
+// 16-byte loads (SG_FETCH 1); the subgroup size is fixed at SGS. Out-of-range rows and
 // K are staged as zeros; the epilogue writes each fragment through workgroup memory so partial
 // tiles and the f32 -> f16 conversion need no special case.
 // Defines: BM BN BK FM FN SM SN SK SGS, B_KFAST, O_MODE (0 scalar, 1 vec4 stores), SG_FETCH
-// (0 8-byte loads, 1 16-byte loads, 2 fragment copy), B_DIRECT, SG_ALIAS (binding b_h at B_H_BIND; a_h with SG_FETCH 2),
-// ABL (ablation, wrong results), and the matmul_io.wgsl defines (A_STORE = B_STORE = 1,
-// A_VEC = B_VEC = true, VEC8 with SG_FETCH 1).
+// (0 8-byte loads, 1 16-byte loads), ABL (ablation, wrong results), and the matmul_io.wgsl
+// defines (A_STORE = B_STORE = 1, A_VEC = B_VEC = true, VEC8 with SG_FETCH 1).
 enable f16;
 enable chromium_experimental_subgroup_matrix;
 
 alias CT = f16;
 #include "matmul_io"
-
-// The same buffers as a and b, typed array<f16> for subgroupMatrixLoad (the fragment copy and
-// the B-direct path): two read-only storage bindings of one buffer may alias. Only the ones the
-// path reads are declared (the automatic layout drops unused bindings), B's after A's.
-#if SG_FETCH == 2
-@group(0) @binding(3) var<storage, read> a_h: array<f16>;
-#endif
-#if SG_ALIAS
-@group(0) @binding({{B_H_BIND}}) var<storage, read> b_h: array<f16>;
-#endif
 
 // Element e of B's chunk (vec4 or 8-half group e): row n of B_KFAST's n-rows, else k-row k.
 #if SG_FETCH == 1

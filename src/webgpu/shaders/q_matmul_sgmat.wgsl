@@ -6,8 +6,8 @@
 // the matrix units at the f16 kernel's rate. Launcher: kernels/quant.cpp; plan:
 // plans/qmatmul_plan.cpp. A decoded weight beyond f16's range (65504) would become inf: GGUF
 // weights are far inside it.
-// Defines: BM BN BK FM FN SM SN SK SGS and the staged data path (SG_FETCH 0, no B_DIRECT, no
-// ablation: sgmat_core), QCONST, DECODE (q*_decode).
+// Defines: BM BN BK FM FN SM SN SK SGS and the staged data path (SG_FETCH 0, no ablation:
+// sgmat_core), QCONST, DECODE (q*_decode).
 // Bindings: a (xh), w, y, rs, params.
 enable f16;
 enable chromium_experimental_subgroup_matrix;

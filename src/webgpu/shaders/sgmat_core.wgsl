@@ -2,17 +2,15 @@
 // and q_matmul_sgmat.wgsl (packed GGUF weights decoded to f16 while staged). Included, not a
 // kernel: the design is described in matmul_sgmat.wgsl.
 //
-// The includer declares `p` (fields M, N, K, a_ms, batch_base; b_ks / b_ns with SG_FETCH 2 or
-// B_DIRECT), the A operand `a` as array<vec4<f16>> (array<vec4<u32>> with SG_FETCH 1;
-// K-contiguous, rows a_ms apart), with SG_FETCH 2 or B_DIRECT the array<f16> aliases a_h and b_h
-// of A and B, and:
-//   alias RB, fetch_b(lid, base, n0, k0) -> RB   one chunk of B, in registers
+// The includer declares `p` (fields M, N, K, a_ms, batch_base), the A operand `a` as
+// array<vec4<f16>> (array<vec4<u32>> with SG_FETCH 1; K-contiguous, rows a_ms apart), and:
+//   alias RB, fetch_b(lid, base, n0, k0) -> RB   one chunk of B, in registers (zeros out of range)
 //   stage_b(lid, buf, &r)                         those registers into Bs
 //   batch_bases(z) -> vec3<u32>                            A, B and output bases of batch z
 //                                                          (matmul_batch.wgsl for the f16 kernel)
 //   store4(o_base, m, n, v), store1(o_base, m, n, v)       the epilogue's stores
 // Module-scope declarations may come in any order in WGSL, so the includer's functions can
-// use the constants below. The chunk data paths (SG_FETCH, B_DIRECT, ABL) are sgmat_fetch.wgsl.
+// use the constants below. The chunk data paths (SG_FETCH, ABL) are sgmat_fetch.wgsl.
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
 const BK: u32 = {{BK}}u;
@@ -58,17 +56,6 @@ fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, b
 #else
 fn load_b(buf: u32, n: u32, k: u32) -> RM { return subgroupMatrixLoad<RM>(&Bs, buf + k * BST + n, false, BST); }
 #endif
-// B's fragment at (n, k) of the chunk: from Bs, or with B_DIRECT in a whole chunk (`direct`)
-// straight from storage, where gb is the chunk's first element: the SGM subgroups that share
-// a column block then meet in L1 instead of in Bs, and B needs no staging stores.
-fn frag_b(direct: bool, buf: u32, n: u32, k: u32, gb: u32) -> RM {
-#if B_DIRECT && B_KFAST
-  if (direct) { return subgroupMatrixLoad<RM>(&b_h, gb + n * p.b_ns + k, true, p.b_ns); }
-#elif B_DIRECT
-  if (direct) { return subgroupMatrixLoad<RM>(&b_h, gb + k * p.b_ks + n, false, p.b_ks); }
-#endif
-  return load_b(buf, n, k);
-}
 // c += a b for result fragment (i, j). ABL 4 keeps only the products that use each loaded
 // fragment once (pairs i % FN == j, or j % FM == i when FN > FM): dropping more would let the
 // compiler drop loads too.
@@ -135,186 +122,111 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   var c22: AM; var c23: AM; var c32: AM; var c33: AM;
 #endif
 
+  // Chunk 0 is staged before the loop; trip t multiplies chunk t from buffer t & 1 while chunk
+  // t + 1's global loads are in flight, then stages chunk t + 1 into the other buffer, last read
+  // in trip t - 1 (before its closing barrier): one barrier per chunk. The multiplies stay
+  // outside any branch: behind one (a single loop that also held the prologue) they ran ~30%
+  // slower on NVIDIA. Chunks past K and tiles past M or N are fetched as zeros.
   let chunks = (p.K + BK - 1u) / BK;
-  let interior = m0 + BM <= p.M && n0 + BN <= p.N;
-  var ra: RA;
-  var rb: RB;
-#if SG_FETCH == 2
-  var fa0: LM;
-#if CA >= 2
-  var fa1: LM;
-#endif
-#if CA == 4
-  var fa2: LM; var fa3: LM;
-#endif
-#if !B_DIRECT
-  var fb0: RM;
-#if CB >= 2
-  var fb1: RM;
-#endif
-#if CB == 4
-  var fb2: RM; var fb3: RM;
-#endif
-#endif
-#endif
+  var ra = fetch_a(lid, a_base, m0, 0u);
+  var rb = fetch_b(lid, b_base, n0, 0u);
+  stage_a(lid, 0u, &ra);
+  stage_b(lid, 0u, &rb);
+  workgroupBarrier();
 #if ABL == 3 || ABL == 5
-  var ha0: LM; var ha1: LM; var ha2: LM; var ha3: LM;
-  var hb0: RM; var hb1: RM; var hb2: RM; var hb3: RM;
+  // Fixed fragments, loaded once from chunk 0: the loop multiplies without fragment loads.
+  let ha0 = load_a(sm0 * AST); let ha1 = load_a((sm0 + SM) * AST);
+#if FM == 4
+  let ha2 = load_a((sm0 + 2u * SM) * AST); let ha3 = load_a((sm0 + 3u * SM) * AST);
+#endif
+  let hb0 = load_b(0u, sn0, 0u); let hb1 = load_b(0u, sn0 + SN, 0u);
+#if FN == 4
+  let hb2 = load_b(0u, sn0 + 2u * SN, 0u); let hb3 = load_b(0u, sn0 + 3u * SN, 0u);
+#endif
 #endif
 #if ABL == 1
   var sink = 0u;
 #endif
-  // Trip t fetches chunk t (t < chunks), multiplies chunk t - 1 (t > 0) while that fetch is in
-  // flight, then stages chunk t into buffer t & 1, which chunk t - 2 used: read before trip
-  // t - 1's closing barrier. One loop holds the prologue too, so each data path is written once.
-  for (var t = 0u; t <= chunks; t++) {
-    let k0 = t * BK;
-    let fetch = t < chunks && ((ABL != 2u && ABL != 5u) || t == 0u);
-    let stage = t < chunks && ((ABL != 1u && ABL != 5u) || t == 0u);
-    let full = interior && k0 + BK <= p.K;  // chunk t lies wholly inside A and B
+  for (var t = 0u; t < chunks; t++) {
+    let cur = t & 1u;
+    let more = t + 1u < chunks;
+#if ABL == 2 || ABL == 5
+    let fetch = false;  // ablation: only chunk 0 is ever fetched
+#else
+    let fetch = more;
+#endif
+#if ABL == 1 || ABL == 5
+    let stage = false;  // ablation: only chunk 0 is ever staged
+#else
+    let stage = more;
+#endif
     if (fetch) {
-#if SG_FETCH == 2
-      if (full) {
-        fa0 = cpa_ld(sg, 0u, a_base, m0, k0);
-#if CA >= 2
-        fa1 = cpa_ld(sg, 1u, a_base, m0, k0);
-#endif
-#if CA == 4
-        fa2 = cpa_ld(sg, 2u, a_base, m0, k0); fa3 = cpa_ld(sg, 3u, a_base, m0, k0);
-#endif
-#if !B_DIRECT
-        fb0 = cpb_ld(sg, 0u, b_base, n0, k0);
-#if CB >= 2
-        fb1 = cpb_ld(sg, 1u, b_base, n0, k0);
-#endif
-#if CB == 4
-        fb2 = cpb_ld(sg, 2u, b_base, n0, k0); fb3 = cpb_ld(sg, 3u, b_base, n0, k0);
-#endif
-#endif
-      } else {
-        ra = fetch_a(lid, a_base, m0, k0);
-        rb = fetch_b(lid, b_base, n0, k0);
-      }
-#elif B_DIRECT
-      ra = fetch_a(lid, a_base, m0, k0);
-      if (!full) { rb = fetch_b(lid, b_base, n0, k0); }
-#else
-      ra = fetch_a(lid, a_base, m0, k0);
-      rb = fetch_b(lid, b_base, n0, k0);
-#endif
+      ra = fetch_a(lid, a_base, m0, (t + 1u) * BK);
+      rb = fetch_b(lid, b_base, n0, (t + 1u) * BK);
     }
-    if (t > 0u) {
-      let kc = k0 - BK;                      // chunk t - 1, in buffer cur
-      let cur = (t + 1u) & 1u;
-      let direct = interior && k0 <= p.K;    // chunk t - 1 lies wholly inside A and B
-#if B_DIRECT && B_KFAST
-      let gb = b_base + n0 * p.b_ns + kc;
-#elif B_DIRECT
-      let gb = b_base + kc * p.b_ks + n0;
-#else
-      let gb = kc;  // unused: B always comes from Bs
-#endif
-      let ab = cur * A_BUF + sm0 * AST;
-      let bb = cur * B_BUF;
+    let ab = cur * A_BUF + sm0 * AST;
+    let bb = cur * B_BUF;
+    for (var kk = 0u; kk < BK; kk += SK) {
 #if ABL == 3 || ABL == 5
-      if (t == 1u) {
-        ha0 = load_a(ab); ha1 = load_a(ab + SM * AST);
+      let a0 = ha0; let a1 = ha1;
 #if FM == 4
-        ha2 = load_a(ab + 2u * SM * AST); ha3 = load_a(ab + 3u * SM * AST);
+      let a2 = ha2; let a3 = ha3;
 #endif
-        hb0 = frag_b(direct, bb, sn0, 0u, gb); hb1 = frag_b(direct, bb, sn0 + SN, 0u, gb);
-#if FN == 4
-        hb2 = frag_b(direct, bb, sn0 + 2u * SN, 0u, gb); hb3 = frag_b(direct, bb, sn0 + 3u * SN, 0u, gb);
-#endif
-      }
-#endif
-      for (var kk = 0u; kk < BK; kk += SK) {
-#if ABL == 3 || ABL == 5
-        let a0 = ha0; let a1 = ha1; let a2 = ha2; let a3 = ha3;
-        var b = hb0;
+      var b = hb0;
 #else
-        let a0 = load_a(ab + kk);
-        let a1 = load_a(ab + SM * AST + kk);
+      let a0 = load_a(ab + kk);
+      let a1 = load_a(ab + SM * AST + kk);
 #if FM == 4
-        let a2 = load_a(ab + 2u * SM * AST + kk);
-        let a3 = load_a(ab + 3u * SM * AST + kk);
+      let a2 = load_a(ab + 2u * SM * AST + kk);
+      let a3 = load_a(ab + 3u * SM * AST + kk);
 #endif
-        var b = frag_b(direct, bb, sn0, kk, gb);
+      var b = load_b(bb, sn0, kk);
 #endif
-        c00 = mma(0u, 0u, a0, b, c00);
-        c10 = mma(1u, 0u, a1, b, c10);
+      c00 = mma(0u, 0u, a0, b, c00);
+      c10 = mma(1u, 0u, a1, b, c10);
 #if FM == 4
-        c20 = mma(2u, 0u, a2, b, c20);
-        c30 = mma(3u, 0u, a3, b, c30);
+      c20 = mma(2u, 0u, a2, b, c20);
+      c30 = mma(3u, 0u, a3, b, c30);
 #endif
 #if ABL == 3 || ABL == 5
-        b = hb1;
+      b = hb1;
 #else
-        b = frag_b(direct, bb, sn0 + SN, kk, gb);
+      b = load_b(bb, sn0 + SN, kk);
 #endif
-        c01 = mma(0u, 1u, a0, b, c01);
-        c11 = mma(1u, 1u, a1, b, c11);
+      c01 = mma(0u, 1u, a0, b, c01);
+      c11 = mma(1u, 1u, a1, b, c11);
 #if FM == 4
-        c21 = mma(2u, 1u, a2, b, c21);
-        c31 = mma(3u, 1u, a3, b, c31);
+      c21 = mma(2u, 1u, a2, b, c21);
+      c31 = mma(3u, 1u, a3, b, c31);
 #endif
 #if FN == 4
 #if ABL == 3 || ABL == 5
-        b = hb2;
+      b = hb2;
 #else
-        b = frag_b(direct, bb, sn0 + 2u * SN, kk, gb);
+      b = load_b(bb, sn0 + 2u * SN, kk);
 #endif
-        c02 = mma(0u, 2u, a0, b, c02);
-        c12 = mma(1u, 2u, a1, b, c12);
+      c02 = mma(0u, 2u, a0, b, c02);
+      c12 = mma(1u, 2u, a1, b, c12);
 #if FM == 4
-        c22 = mma(2u, 2u, a2, b, c22);
-        c32 = mma(3u, 2u, a3, b, c32);
+      c22 = mma(2u, 2u, a2, b, c22);
+      c32 = mma(3u, 2u, a3, b, c32);
 #endif
 #if ABL == 3 || ABL == 5
-        b = hb3;
+      b = hb3;
 #else
-        b = frag_b(direct, bb, sn0 + 3u * SN, kk, gb);
+      b = load_b(bb, sn0 + 3u * SN, kk);
 #endif
-        c03 = mma(0u, 3u, a0, b, c03);
-        c13 = mma(1u, 3u, a1, b, c13);
+      c03 = mma(0u, 3u, a0, b, c03);
+      c13 = mma(1u, 3u, a1, b, c13);
 #if FM == 4
-        c23 = mma(2u, 3u, a2, b, c23);
-        c33 = mma(3u, 3u, a3, b, c33);
+      c23 = mma(2u, 3u, a2, b, c23);
+      c33 = mma(3u, 3u, a3, b, c33);
 #endif
 #endif
-      }
     }
     if (stage) {
-      let nb = t & 1u;
-#if SG_FETCH == 2
-      if (full) {
-        cpa_st(sg, 0u, nb, fa0);
-#if CA >= 2
-        cpa_st(sg, 1u, nb, fa1);
-#endif
-#if CA == 4
-        cpa_st(sg, 2u, nb, fa2); cpa_st(sg, 3u, nb, fa3);
-#endif
-#if !B_DIRECT
-        cpb_st(sg, 0u, nb, fb0);
-#if CB >= 2
-        cpb_st(sg, 1u, nb, fb1);
-#endif
-#if CB == 4
-        cpb_st(sg, 2u, nb, fb2); cpb_st(sg, 3u, nb, fb3);
-#endif
-#endif
-      } else {
-        stage_a(lid, nb, &ra);
-        stage_b(lid, nb, &rb);
-      }
-#elif B_DIRECT
-      stage_a(lid, nb, &ra);
-      if (!full) { stage_b(lid, nb, &rb); }
-#else
-      stage_a(lid, nb, &ra);
-      stage_b(lid, nb, &rb);
-#endif
+      stage_a(lid, cur ^ 1u, &ra);
+      stage_b(lid, cur ^ 1u, &rb);
     }
 #if ABL == 1
     else if (fetch) { sink ^= fold_regs(&ra, &rb); }

@@ -1,7 +1,9 @@
 // The K-chunk data paths of sgmat_core.wgsl (included by it, not a kernel): A's fetch into
-// registers and staging into As, the eight-half stores, the whole-fragment copy of either
-// operand, and the ablation's sink. The plan picks the path (SgVariant, plans/tuning.hpp);
-// every path must leave the same halves in As / Bs, so the MMA loop does not know which ran.
+// registers (zeros out of range) and staging into As, the eight-half stores, and the
+// ablation's sink. The plan picks the path (SgVariant, plans/tuning.hpp); both paths leave the
+// same halves in As / Bs, so the MMA loop does not know which ran. (Whole-fragment copies
+// storage -> workgroup memory and B's fragments read straight from storage were tried and
+// lost to both on the H200: docs/benchmark-history.md.)
 //
 // SG_FETCH 0: vec4<f16> loads (8 bytes) and four 16-bit workgroup stores each.
 // SG_FETCH 1: vec4<u32> loads (16 bytes: half the load instructions and address arithmetic),
@@ -11,13 +13,7 @@
 //   WGSL has no pointer casts or unions, so no u32 or vec4 view of the staged tiles can exist.
 //   Merging the eight stores into one 128-bit store is left to the driver's compiler, which the
 //   aligned consecutive indices allow.
-// SG_FETCH 2: whole fragments. Each subgroup subgroupMatrixLoads CA fragments of A's chunk (and
-//   CB of B's unless B_DIRECT) straight from storage (the array<f16> aliases a_h, b_h) and
-//   subgroupMatrixStores them into As / Bs: the only way WGSL lets the driver choose the width
-//   of the workgroup stores. A fragment load has no bounds and no zero fill, so only chunks
-//   wholly inside both matrices take it; the others take path 0.
-// Defines (beyond sgmat_core's): SG_FETCH, B_DIRECT, CA, CB (fragments per subgroup per chunk,
-// 1, 2 or 4, when copied), ABL.
+// Defines (beyond sgmat_core's): SG_FETCH, ABL.
 
 #if SG_FETCH == 1
 const AG: u32 = 8u;  // halves per register element
@@ -67,46 +63,9 @@ fn put8_b(at: u32, v: vec4<u32>) {
 }
 #endif
 
-#if SG_FETCH == 2
-const KF: u32 = BK / SK;  // fragments along K per chunk
-// Fragment j = sg + i * NSG of A's chunk: rows (j / KF) * SM, K columns (j % KF) * SK, the
-// region load_a reads back as a left matrix.
-fn cpa_ld(sg: u32, i: u32, base: u32, m0: u32, k0: u32) -> LM {
-  let j = sg + i * NSG;
-  return subgroupMatrixLoad<LM>(&a_h, base + (m0 + (j / KF) * SM) * p.a_ms + k0 + (j % KF) * SK, false, p.a_ms);
-}
-fn cpa_st(sg: u32, i: u32, buf: u32, f: LM) {
-  let j = sg + i * NSG;
-  subgroupMatrixStore(&As, buf * A_BUF + (j / KF) * SM * AST + (j % KF) * SK, f, false, AST);
-}
-#if !B_DIRECT && B_KFAST
-// Fragment j of B's chunk: n rows (j / KF) * SN, K columns (j % KF) * SK, column-major as load_b.
-fn cpb_ld(sg: u32, i: u32, base: u32, n0: u32, k0: u32) -> RM {
-  let j = sg + i * NSG;
-  return subgroupMatrixLoad<RM>(&b_h, base + (n0 + (j / KF) * SN) * p.b_ns + k0 + (j % KF) * SK, true, p.b_ns);
-}
-fn cpb_st(sg: u32, i: u32, buf: u32, f: RM) {
-  let j = sg + i * NSG;
-  subgroupMatrixStore(&Bs, buf * B_BUF + (j / KF) * SN * BST + (j % KF) * SK, f, true, BST);
-}
-#elif !B_DIRECT
-const NF: u32 = BN / SN;  // fragments along N
-// Fragment j of B's chunk: K rows (j / NF) * SK, columns (j % NF) * SN.
-fn cpb_ld(sg: u32, i: u32, base: u32, n0: u32, k0: u32) -> RM {
-  let j = sg + i * NSG;
-  return subgroupMatrixLoad<RM>(&b_h, base + (k0 + (j / NF) * SK) * p.b_ks + n0 + (j % NF) * SN, false, p.b_ks);
-}
-fn cpb_st(sg: u32, i: u32, buf: u32, f: RM) {
-  let j = sg + i * NSG;
-  subgroupMatrixStore(&Bs, buf * B_BUF + (j / NF) * SK * BST + (j % NF) * SN, f, false, BST);
-}
-#endif
-#endif
-
 #if ABL == 1
 // The ablation without staging stores keeps the fetches alive: the fetched words are folded
 // into one u32 that decides a store after the loop, so the compiler cannot drop the loads.
-// (Fragment copies cannot be folded: without stores their loads die too.)
 #if SG_FETCH == 1
 fn fold(v: vec4<u32>) -> u32 { return v.x ^ v.y ^ v.z ^ v.w; }
 #else
