@@ -16,7 +16,7 @@ WGT_ATTN_PREFILL=scalar timeout 90 bench_webgpu_attention --case prefill --prefi
 for t in default ${FA_TILES:-8x32 4x32 2x32 8x16 16x16 2x64}; do
   echo "-- tile $t"
   [ "$t" = default ] && tile="" || tile="$t"
-  WGT_ATTN_PREFILL_SG="$tile" timeout 60 bench_webgpu_attention --case prefill --prefill-q f16 --ms 200 2>&1 |
+  WGT_ATTN_PREFILL=sg WGT_ATTN_PREFILL_SG="$tile" timeout 60 bench_webgpu_attention --case prefill --prefill-q f16 --ms 200 2>&1 |
     grep -E "^prefill" | tee -a "$out/fa_bench.txt"
 done
 echo "== PyTorch SDPA"

@@ -13,6 +13,9 @@ fn cx_zero_f() -> f32 { return bitcast<f32>(params.zero); }
 fn cx_is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn cx_is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn cx_is_fin(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }
+// x != 0 on the bits: a device that flushes subnormal operands compares 1e-38 equal to 0, which
+// would send a subnormal divisor down the division-by-zero path.
+fn cx_nonzero(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) != 0u; }
 fn cx_copysign(m: f32, s: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(m) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }
@@ -26,7 +29,7 @@ fn cx_mul(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
 // part it enters also has an inf or NaN term, so its size does not matter).
 fn cx_ratio(p: f32, q: f32, p0: f32) -> f32 {
   let r = p / q;
-  if (r == 0.0 && p0 != 0.0 && cx_is_fin(q)) {
+  if (r == 0.0 && cx_nonzero(p0) && cx_is_fin(q)) {
     let neg = ((bitcast<u32>(p) ^ bitcast<u32>(q)) & 0x80000000u) != 0u;
     return select(1.0, -1.0, neg) * f32_pow2(-126);
   }
@@ -41,7 +44,9 @@ fn cx_ratio(p: f32, q: f32, p0: f32) -> f32 {
 // 1 - inf i).
 fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
   // Every power-of-two scaling is f32_ldexp's: as products, NVIDIA's compiler folded them into
-  // their neighbours (the divisor's scaling out of d * ratio + c, which then overflowed).
+  // their neighbours (the divisor's scaling out of d * ratio + c, which then overflowed). The
+  // divisor's order and ratio are taken on the scaled parts, which are normal even where c and
+  // d are subnormal (a device that flushes subnormal operands would see a zero divisor).
   let ed = min(max(f32_expo(max(abs(c), abs(d))), -126), 126);
   let cs = f32_ldexp(c, -ed);
   let ds = f32_ldexp(d, -ed);
@@ -50,23 +55,23 @@ fn cx_div_finite(a: f32, b: f32, c: f32, d: f32) -> vec2<f32> {
   let nb = select(b, f32_ldexp(b, -1), big);
   var x: f32;
   var y: f32;
-  if (abs(c) < abs(d)) {
-    let ratio = fdiv(c, d);
+  if (abs(cs) < abs(ds)) {
+    let ratio = fdiv(cs, ds);
     let den = cs * ratio + ds;
     var ar = na * ratio;
     var br = nb * ratio;
-    if (ratio == 0.0 && c != 0.0) {
+    if (ratio == 0.0 && cx_nonzero(c)) {
       ar = fdiv(na, d) * c;
       br = fdiv(nb, d) * c;
     }
     x = (ar + nb) / den;
     y = (br - na) / den;
   } else {
-    let ratio = fdiv(d, c);
+    let ratio = fdiv(ds, cs);
     let den = ds * ratio + cs;
     var ar = na * ratio;
     var br = nb * ratio;
-    if (ratio == 0.0 && d != 0.0) {
+    if (ratio == 0.0 && cx_nonzero(d)) {
       ar = fdiv(na, c) * d;
       br = fdiv(nb, c) * d;
     }
@@ -86,7 +91,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   let b = x.y;
   let c0 = y.x;
   let d0 = y.y;
-  if (cx_is_fin(a) && cx_is_fin(b) && cx_is_fin(c0) && cx_is_fin(d0) && (c0 != 0.0 || d0 != 0.0)) {
+  if (cx_is_fin(a) && cx_is_fin(b) && cx_is_fin(c0) && cx_is_fin(d0) && (cx_nonzero(c0) || cx_nonzero(d0))) {
     return cx_div_finite(a, b, c0, d0);
   }
   // A finite nonzero divisor is scaled to magnitude [1, 2) (and the quotient back): the
@@ -94,7 +99,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   var es = 0;  // the divisor is scaled by 2^-es (on the bits, as in cx_div_finite)
   var c = c0;
   var d = d0;
-  if (cx_is_fin(c) && cx_is_fin(d) && (c != 0.0 || d != 0.0)) {
+  if (cx_is_fin(c) && cx_is_fin(d) && (cx_nonzero(c) || cx_nonzero(d))) {
     es = min(max(f32_expo(max(abs(c), abs(d))), -126), 126);
     c = f32_ldexp(c, -es);
     d = f32_ldexp(d, -es);
@@ -126,7 +131,7 @@ fn cx_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   // are infinities, zeros or NaN, which the final scaling leaves as they are.
   if (cx_is_nan(re) && cx_is_nan(im)) {
     let inf = cx_inf_f();
-    if (c0 == 0.0 && d0 == 0.0 && (!cx_is_nan(a) || !cx_is_nan(b))) {
+    if (!cx_nonzero(c0) && !cx_nonzero(d0) && (!cx_is_nan(a) || !cx_is_nan(b))) {
       let s = cx_copysign(inf, c0);
       return vec2<f32>(s * a, s * b);
     } else if ((cx_is_inf(a) || cx_is_inf(b)) && cx_is_fin(c0) && cx_is_fin(d0)) {
@@ -178,6 +183,11 @@ fn cx_exp_mul(x: f32, s: f32) -> f32 {
   return f32_ldexp(hm * hm * s, 2 * e);
 }
 
+// sin of a reduced angle. Below 2^-12 it is the angle itself (the next term, r^3 / 6, is under
+// half an ulp): WGSL bounds sin's error only absolutely (2^-11), and NVIDIA's returned 0 for
+// sin(1e-30), which turned e^(3e38 + 1e-30 i)'s imaginary part inf * 1e-30 = inf into 0.
+fn cx_sin(r: f32) -> f32 { return select(sin(r), r, abs(r) < 2.44140625e-4); }
+
 // e^z with C99 Annex G's special values (glibc cexp, which the CPU reference calls).
 fn cx_exp(z: vec2<f32>) -> vec2<f32> {
   let x = z.x;
@@ -187,14 +197,14 @@ fn cx_exp(z: vec2<f32>) -> vec2<f32> {
     if (!cx_is_fin(y)) { return vec2<f32>(nan, nan); }
     if (y == 0.0) { return vec2<f32>(exp(x), y); }
     let r = reduce_2pi(y);
-    return vec2<f32>(cx_exp_mul(x, cos(r)), cx_exp_mul(x, sin(r)));
+    return vec2<f32>(cx_exp_mul(x, cos(r)), cx_exp_mul(x, cx_sin(r)));
   }
   if (cx_is_inf(x)) {
     if (cx_is_fin(y)) {
       let v = select(cx_inf_f(), 0.0, x < 0.0);
       if (y == 0.0) { return vec2<f32>(v, y); }
       let r = reduce_2pi(y);
-      return vec2<f32>(cx_copysign(v, cos(r)), cx_copysign(v, sin(r)));
+      return vec2<f32>(cx_copysign(v, cos(r)), cx_copysign(v, cx_sin(r)));
     }
     if (x > 0.0) { return vec2<f32>(cx_inf_f(), nan); }
     return vec2<f32>(0.0, cx_copysign(0.0, y));
