@@ -275,10 +275,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (live) {
       for (var j = 0u; j < BKV / SN; j++) {
         let kb = j * SN * KST;
-        // Zeroed explicitly: a `var s: AM;` here was not re-zeroed per trip (seen with Debian's
-        // Dawn on lavapipe: each fragment came out as the sum of the previous ones).
-        var s = AM();
-        s = subgroupMatrixMultiplyAccumulate(qf0, ldk(kb, 0u), s);
+        // The first product starts the fragment (subgroupMatrixMultiply): no zero matrix is
+        // built. A `var s: AM;` here was not re-zeroed per trip with Debian's Dawn on lavapipe
+        // (each fragment came out as the sum of the previous ones), and the zero-valued AM() that
+        // replaced it is the one construct of this kernel the GEMM (which passes on the H200)
+        // does not use, while this kernel's outputs were wrong there from the first row on.
+        var s = subgroupMatrixMultiply<f32>(qf0, ldk(kb, 0u));
         s = subgroupMatrixMultiplyAccumulate(qf1, ldk(kb, 1u), s);
         s = subgroupMatrixMultiplyAccumulate(qf2, ldk(kb, 2u), s);
         s = subgroupMatrixMultiplyAccumulate(qf3, ldk(kb, 3u), s);
