@@ -1,26 +1,25 @@
 #!/usr/bin/env bash
-# On the H200 (device tool), one call: both Dawn engines, the WebGPU suite, decode, f16 matmul,
-# sparse and algebra benchmarks against PyTorch. Outputs under $OUT.
+# On the H200 (device tool), the first call of a device session (< 8 minutes): the whole WebGPU
+# suite under both Dawn engines, the opt-in prefill attention on subgroup matrices, then the
+# kernels part of the benchmark suite. Every log and the suite's records go into one tarball,
+# $OUT/check.tgz (the device tool brings back only a few files per call); the console shows the
+# verdicts. Then, here: tar xzf check.tgz, python3 bench/bench_table.py bench-kernels ... --write.
 set -uo pipefail
 source scripts/device_unpack.sh
-out=${OUT:-/tmp}
 export WGT_TEST_FIXTURES=$PWD/.devcarry/fixtures
-echo "== engines"; wgt info 2>&1 | head -6
-WGT_DAWN="$DAWN_DEBIAN_LIB" wgt info > "$out/info_debian.txt" 2>&1; grep -iE "engine|abi|runtime|f16|subgroup" "$out/info_debian.txt" | head -16
-echo "== WebGPU subset, Debian engine"
-WGT_DAWN="$DAWN_DEBIAN_LIB" timeout 70 wgt_webgpu_tests --gtest_filter='WebGpuEngine.*:WebGPU.*:WebGpuMatmul.*:QuantBlock.*:DecodeSubmission.*:WebGpuAttentionDecode.*:ModelGold*:WebGpuSparse*' > "$out/suite_debian.txt" 2>&1; echo "rc $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$out/suite_debian.txt" | head -12
-echo "== decode llama2-7b q4_0 tg64 @ d512"
-timeout 60 wgt bench --synthetic llama2-7b --type q4_0 -p 512 -n 64 -d 512 -r 2 -q 2>&1 | grep -E "pp|tg"
-timeout 50 wgt bench --synthetic llama2-7b --type q4_0 -p 0 -n 64 -d 512 -r 2 -q --cache-type f16 2>&1 | grep -E "tg"
-WGT_DAWN="$DAWN_DEBIAN_LIB" timeout 60 wgt bench --synthetic llama2-7b --type q4_0 -p 512 -n 64 -d 512 -r 2 -q 2>&1 | grep -E "pp|tg"
-echo "== f16 matmul 4096^3, npm then Debian"
-timeout 40 bench_webgpu_matmul --dtype f16 --layout nn --shapes 4096x4096x4096 --ms 300 2>&1 | tail -3
-WGT_DAWN="$DAWN_DEBIAN_LIB" timeout 40 bench_webgpu_matmul --dtype f16 --layout nn --shapes 4096x4096x4096 --ms 300 2>&1 | tail -3
-echo "== sparse"
-timeout 80 bench_webgpu_sparse > "$out/sparse.txt" 2>&1; echo "rc $?"; tail -15 "$out/sparse.txt"
-mkdir -p /tmp/sp && timeout 60 bench_webgpu_sparse --dump /tmp/sp > /dev/null 2>&1 && timeout 60 python3 bench/torch_sparse.py /tmp/sp 2>&1 | tail -10
-echo "== WebGPU suite, npm engine"
-timeout 150 wgt_webgpu_tests > "$out/suite_npm.txt" 2>&1; echo "rc $?"; grep -E "^\[  (PASSED|FAILED) |tests ran" "$out/suite_npm.txt" | head -12
-echo "== algebra"
-WGT_CPU_MODE=fast timeout 40 bench_algebra --ms 200 2>&1 | tail -14
-timeout 40 python3 bench/torch_algebra.py 2>&1 | tail -10
+res=$(mktemp -d)
+deb=(env "WGT_DAWN=$DAWN_DEBIAN_LIB")
+suite() {  # name, command prefix...: the whole suite, then its verdict lines
+  local name=$1; shift
+  timeout 170 "$@" wgt_webgpu_tests > "$res/suite_$name.txt" 2>&1
+  echo "== suite under $name: rc $?"
+  grep -E "^\[  (PASSED|FAILED) |tests ran" "$res/suite_$name.txt" | head -12
+}
+suite npm env
+suite debian "${deb[@]}"
+echo "== prefill attention on subgroup matrices (opt-in), Debian engine"
+"${deb[@]}" WGT_ATTN_PREFILL=sg timeout 60 wgt_webgpu_tests --gtest_filter='WebGpuAttentionPrefillSg.*' \
+  > "$res/fa.txt" 2>&1
+echo "rc $?"; grep -E "^\[  (PASSED|FAILED) |element 0" "$res/fa.txt" | head -10
+OUT=$res bash scripts/bench_suite.sh --part kernels 2>&1 | grep -E "done in|failed"
+tar czf "${OUT:-/tmp}/check.tgz" -C "$res" .
