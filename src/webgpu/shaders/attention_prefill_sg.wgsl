@@ -131,20 +131,23 @@ fn nonfinite(x: vec4<f16>) -> bool {
 fn ldk(kb: u32, c: u32) -> RM { return subgroupMatrixLoad<RM>(&KV, kb + c * SK, true, KST); }
 fn ldv(vb: u32, f: u32) -> RM { return subgroupMatrixLoad<RM>(&KV, VOFF + vb + f * SN, false, KST); }
 
-// Multiplies row rl of a fragment by fac (the lane's row factor): through the scratch.
-fn rescale(x: AM, fac: f32, sbase: u32, rl: u32, part: u32) -> AM {
-  subgroupMatrixStore(&Ss, sbase, x, false, SST);
+// The row work on an O fragment goes through this subgroup's f32 scratch: the caller stores the
+// fragment (subgroupMatrixStore at sbase), calls one of these, and reloads it (ldo). No
+// subgroup matrix crosses a barrier inside a function: the GEMM, which passes on the H200,
+// never passes one across a barrier, and this kernel's outputs were wrong there (run 17).
+fn ldo(sbase: u32) -> AM { return subgroupMatrixLoad<AM>(&Ss, sbase, false, SST); }
+
+// Multiplies row rl of the stored fragment by fac (the lane's row factor).
+fn scale_rows(fac: f32, sbase: u32, rl: u32, part: u32) {
   workgroupBarrier();
   if (rl < SM) {
     for (var t = 0u; t < SN / LPR; t++) { Ss[sbase + rl * SST + part + t * LPR] *= fac; }
   }
   workgroupBarrier();
-  return subgroupMatrixLoad<AM>(&Ss, sbase, false, SST);
 }
 
-// O fragment f += P V(:, f SN ..) in scalar code that never reads V of a weight-0 key.
-fn pv_guarded(x: AM, f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) -> AM {
-  subgroupMatrixStore(&Ss, sbase, x, false, SST);
+// Stored O fragment f += P V(:, f SN ..) in scalar code that never reads V of a weight-0 key.
+fn pv_rows(f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) {
   workgroupBarrier();
   for (var t = 0u; t < SN / LPR && rl < SM; t++) {
     let n = part + t * LPR;
@@ -156,12 +159,10 @@ fn pv_guarded(x: AM, f: u32, sbase: u32, pbase: u32, rl: u32, part: u32) -> AM {
     Ss[sbase + rl * SST + n] = acc;
   }
   workgroupBarrier();
-  return subgroupMatrixLoad<AM>(&Ss, sbase, false, SST);
 }
 
-// Writes fragment f of the output rows: row sum and poisoned state are the lane's row's.
-fn emit(x: AM, f: u32, sbase: u32, rl: u32, part: u32, row: u32, h: u32, inv: f32, bad: bool) {
-  subgroupMatrixStore(&Ss, sbase, x, false, SST);
+// Writes stored fragment f of the output rows: row sum and poisoned state are the lane's row's.
+fn emit_rows(f: u32, sbase: u32, rl: u32, part: u32, row: u32, h: u32, inv: f32, bad: bool) {
   workgroupBarrier();
   if (rl < SM && row < p.lq) {
     for (var t = 0u; t < SN / LPR; t++) {
@@ -350,19 +351,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let fl = workgroupUniformLoad(&flags[t & 1u]);  // also: P is visible to the subgroup
 
     if ((fl & 2u) != 0u) {
-      o0 = rescale(o0, fac, sbase, rl, part); o1 = rescale(o1, fac, sbase, rl, part);
-      o2 = rescale(o2, fac, sbase, rl, part); o3 = rescale(o3, fac, sbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o0, false, SST); scale_rows(fac, sbase, rl, part); o0 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o1, false, SST); scale_rows(fac, sbase, rl, part); o1 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o2, false, SST); scale_rows(fac, sbase, rl, part); o2 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o3, false, SST); scale_rows(fac, sbase, rl, part); o3 = ldo(sbase);
 #if NOF > 4
-      o4 = rescale(o4, fac, sbase, rl, part); o5 = rescale(o5, fac, sbase, rl, part);
-      o6 = rescale(o6, fac, sbase, rl, part); o7 = rescale(o7, fac, sbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o4, false, SST); scale_rows(fac, sbase, rl, part); o4 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o5, false, SST); scale_rows(fac, sbase, rl, part); o5 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o6, false, SST); scale_rows(fac, sbase, rl, part); o6 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o7, false, SST); scale_rows(fac, sbase, rl, part); o7 = ldo(sbase);
 #endif
 #if NOF > 8
-      o8 = rescale(o8, fac, sbase, rl, part); o9 = rescale(o9, fac, sbase, rl, part);
-      o10 = rescale(o10, fac, sbase, rl, part); o11 = rescale(o11, fac, sbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o8, false, SST); scale_rows(fac, sbase, rl, part); o8 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o9, false, SST); scale_rows(fac, sbase, rl, part); o9 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o10, false, SST); scale_rows(fac, sbase, rl, part); o10 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o11, false, SST); scale_rows(fac, sbase, rl, part); o11 = ldo(sbase);
 #endif
 #if NOF > 12
-      o12 = rescale(o12, fac, sbase, rl, part); o13 = rescale(o13, fac, sbase, rl, part);
-      o14 = rescale(o14, fac, sbase, rl, part); o15 = rescale(o15, fac, sbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o12, false, SST); scale_rows(fac, sbase, rl, part); o12 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o13, false, SST); scale_rows(fac, sbase, rl, part); o13 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o14, false, SST); scale_rows(fac, sbase, rl, part); o14 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o15, false, SST); scale_rows(fac, sbase, rl, part); o15 = ldo(sbase);
 #endif
     }
 
@@ -372,19 +381,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (!live && act) {
         for (var c = 0u; c < CPL; c++) { Ps[pbase + rl * PST + part + c * LPR] = 0.0h; }
       }
-      o0 = pv_guarded(o0, 0u, sbase, pbase, rl, part); o1 = pv_guarded(o1, 1u, sbase, pbase, rl, part);
-      o2 = pv_guarded(o2, 2u, sbase, pbase, rl, part); o3 = pv_guarded(o3, 3u, sbase, pbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o0, false, SST); pv_rows(0u, sbase, pbase, rl, part); o0 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o1, false, SST); pv_rows(1u, sbase, pbase, rl, part); o1 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o2, false, SST); pv_rows(2u, sbase, pbase, rl, part); o2 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o3, false, SST); pv_rows(3u, sbase, pbase, rl, part); o3 = ldo(sbase);
 #if NOF > 4
-      o4 = pv_guarded(o4, 4u, sbase, pbase, rl, part); o5 = pv_guarded(o5, 5u, sbase, pbase, rl, part);
-      o6 = pv_guarded(o6, 6u, sbase, pbase, rl, part); o7 = pv_guarded(o7, 7u, sbase, pbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o4, false, SST); pv_rows(4u, sbase, pbase, rl, part); o4 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o5, false, SST); pv_rows(5u, sbase, pbase, rl, part); o5 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o6, false, SST); pv_rows(6u, sbase, pbase, rl, part); o6 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o7, false, SST); pv_rows(7u, sbase, pbase, rl, part); o7 = ldo(sbase);
 #endif
 #if NOF > 8
-      o8 = pv_guarded(o8, 8u, sbase, pbase, rl, part); o9 = pv_guarded(o9, 9u, sbase, pbase, rl, part);
-      o10 = pv_guarded(o10, 10u, sbase, pbase, rl, part); o11 = pv_guarded(o11, 11u, sbase, pbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o8, false, SST); pv_rows(8u, sbase, pbase, rl, part); o8 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o9, false, SST); pv_rows(9u, sbase, pbase, rl, part); o9 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o10, false, SST); pv_rows(10u, sbase, pbase, rl, part); o10 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o11, false, SST); pv_rows(11u, sbase, pbase, rl, part); o11 = ldo(sbase);
 #endif
 #if NOF > 12
-      o12 = pv_guarded(o12, 12u, sbase, pbase, rl, part); o13 = pv_guarded(o13, 13u, sbase, pbase, rl, part);
-      o14 = pv_guarded(o14, 14u, sbase, pbase, rl, part); o15 = pv_guarded(o15, 15u, sbase, pbase, rl, part);
+      subgroupMatrixStore(&Ss, sbase, o12, false, SST); pv_rows(12u, sbase, pbase, rl, part); o12 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o13, false, SST); pv_rows(13u, sbase, pbase, rl, part); o13 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o14, false, SST); pv_rows(14u, sbase, pbase, rl, part); o14 = ldo(sbase);
+      subgroupMatrixStore(&Ss, sbase, o15, false, SST); pv_rows(15u, sbase, pbase, rl, part); o15 = ldo(sbase);
 #endif
     } else if (live) {
       for (var c = 0u; c < BKV / SK; c++) {
@@ -432,18 +449,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // A row that saw no key stays 0, as in the reference; a NaN / +inf score gives a NaN row.
   let inv = select(0.0, 1.0 / l, l > 0.0);
   let bad = attn_poisoned(m);
-  emit(o0, 0u, sbase, rl, part, row, h, inv, bad); emit(o1, 1u, sbase, rl, part, row, h, inv, bad);
-  emit(o2, 2u, sbase, rl, part, row, h, inv, bad); emit(o3, 3u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o0, false, SST); emit_rows(0u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o1, false, SST); emit_rows(1u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o2, false, SST); emit_rows(2u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o3, false, SST); emit_rows(3u, sbase, rl, part, row, h, inv, bad);
 #if NOF > 4
-  emit(o4, 4u, sbase, rl, part, row, h, inv, bad); emit(o5, 5u, sbase, rl, part, row, h, inv, bad);
-  emit(o6, 6u, sbase, rl, part, row, h, inv, bad); emit(o7, 7u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o4, false, SST); emit_rows(4u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o5, false, SST); emit_rows(5u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o6, false, SST); emit_rows(6u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o7, false, SST); emit_rows(7u, sbase, rl, part, row, h, inv, bad);
 #endif
 #if NOF > 8
-  emit(o8, 8u, sbase, rl, part, row, h, inv, bad); emit(o9, 9u, sbase, rl, part, row, h, inv, bad);
-  emit(o10, 10u, sbase, rl, part, row, h, inv, bad); emit(o11, 11u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o8, false, SST); emit_rows(8u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o9, false, SST); emit_rows(9u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o10, false, SST); emit_rows(10u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o11, false, SST); emit_rows(11u, sbase, rl, part, row, h, inv, bad);
 #endif
 #if NOF > 12
-  emit(o12, 12u, sbase, rl, part, row, h, inv, bad); emit(o13, 13u, sbase, rl, part, row, h, inv, bad);
-  emit(o14, 14u, sbase, rl, part, row, h, inv, bad); emit(o15, 15u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o12, false, SST); emit_rows(12u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o13, false, SST); emit_rows(13u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o14, false, SST); emit_rows(14u, sbase, rl, part, row, h, inv, bad);
+  subgroupMatrixStore(&Ss, sbase, o15, false, SST); emit_rows(15u, sbase, rl, part, row, h, inv, bad);
 #endif
 }
