@@ -107,6 +107,11 @@ struct Record {
     return fields.emplace_back(key, json_detail::quote(v)), *this;
   }
   Record& with(const std::string& key, const char* v) { return with(key, std::string(v)); }
+  // The result's check against the CPU reference: bench_table.py shows a failed one as
+  // "invalid: wrong results", never as a figure.
+  Record& checked(double max_rel_err, double bound) {
+    return with("check", max_rel_err <= bound ? "ok" : "failed").with("max_rel_err", max_rel_err).with("bound", bound);
+  }
 
   std::string line() const {
     using json_detail::number;

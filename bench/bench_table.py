@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 BEGIN = "<!-- bench-table:begin -->"
 END = "<!-- bench-table:end -->"
 MISSING = "not measured in this run"
+# A record whose program checked its result against the CPU reference and found it wrong
+# ("check": "failed", with "max_rel_err" and "bound") is shown as this, never as a figure.
+INVALID = "invalid: wrong results"
 HIGHER_IS_BETTER = {"t/s", "GB/s", "TFLOP/s", "GFLOP/s", "%"}
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -248,6 +251,17 @@ def figure(r, scale):
     return s
 
 
+def failed(r):
+    return r is not None and r.get("check") == "failed"
+
+
+def invalid(r):
+    err, bound = r.get("max_rel_err"), r.get("bound")
+    if err is None or bound is None:
+        return INVALID
+    return f"{INVALID} (max rel err {err:.2g} > {bound:.2g})"
+
+
 def speed_ratio(ours, theirs):
     """ours / theirs for rates, theirs / ours for times: > 1 means ours is faster. None when
     the unit has no direction, they differ, or a value is not positive."""
@@ -267,14 +281,16 @@ def table_rows(records, smoke):
         o = find(records, row.ours, smoke)
         t = find(records, row.theirs, smoke) if row.theirs else None
         unit = f" {row.unit}" if row.unit else ""
-        ours = figure(o, row.scale) + unit if o else MISSING
+        ours = invalid(o) if failed(o) else figure(o, row.scale) + unit if o else MISSING
         if row.theirs is None:
             theirs = ""
+        elif failed(t):
+            theirs = f"{row.theirs_label}: {invalid(t)}"
         elif t:
             theirs = f"{row.theirs_label} {figure(t, row.scale)}{unit}"
         else:
             theirs = f"{row.theirs_label}: {MISSING}"
-        ratio = speed_ratio(o, t) if o and t else None
+        ratio = speed_ratio(o, t) if o and t and not failed(o) and not failed(t) else None
         shape = row.shape
         if smoke:
             shape += f" (smoke: {row.ours.smoke_case})" if row.ours.smoke_case else " (not in smoke runs)"

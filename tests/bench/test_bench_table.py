@@ -162,6 +162,25 @@ class Ratios(unittest.TestCase):
         self.assertNotIn("SMOKE", table)
 
 
+    def test_result_that_failed_its_check_is_not_a_figure(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            k = results(tmp, "kernels", [
+                rec("attention", "prefill seq4096 q16 attention_prefill_sg", "rate", "TFLOP/s", 86.3, "debian",
+                    check="failed", max_rel_err=0.133, bound=0.01),
+                rec("attention", "prefill seq4096", "rate", "TFLOP/s", 2.66, "npm", check="ok", max_rel_err=3e-5,
+                    bound=1e-3),
+                rec("attention", "prefill seq4096", "rate", "TFLOP/s", 525.0, "torch 2.11 cuda 13.0")])
+            records, metas = bt.load([k])
+        table = bt.render(records, metas)
+        cells = row_of(table, "prefill attention (TFLOP/s, wall)", "seq 4096 causal, 32/8 heads")
+        self.assertEqual(cells[2], "invalid: wrong results (max rel err 0.13 > 0.01)")
+        self.assertEqual(cells[4], "")  # no ratio for an invalid result
+        self.assertNotIn("86.3", table)
+        cells = row_of(table, "prefill attention (TFLOP/s, wall)", "seq 4096 causal, 32 heads")
+        self.assertEqual(cells[2], "2.66")  # a passed check is an ordinary figure
+        self.assertEqual(cells[4], f"{2.66 / 525.0:.2f}")
+
+
 class Markers(unittest.TestCase):
     DOC = "# Benchmarks\n\nintro\n\n{b}\nold table line\n| a | b |\n{e}\n\nafter\n"
 
