@@ -55,7 +55,7 @@ WebGPUBackend::WebGPUBackend(std::unique_ptr<DawnDevice> dev, int device_index)
   early_batch_ = *s.webgpu_early;
   // Cached bind groups with a dynamic-offset params uniform: on by default on hardware
   // adapters. Off on software ones: lavapipe runs a dispatch with a dynamic uniform offset
-  // about 2x slower (measured: ~30 -> ~60 us per tiny add), more than the host time saved.
+  // about twice as slow (per tiny add, docs/webgpu.md), more than the host time saved.
   bind_cache_ = s.webgpu_bind_cache->value_or(!is_software());
   register_elementwise_kernels(registry_);
   register_reduce_kernels(registry_);
