@@ -17,6 +17,7 @@
 
 #include "settings_env.hpp"
 #include "webgpu/kernels/nn.hpp"
+#include "webgpu/plans/tuning.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -267,6 +268,48 @@ TEST_F(WebGpuAttentionPrefillSg, KernelChoice) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find("WGT_ATTN_PREFILL"), std::string::npos) << e.what();
   }
+}
+
+// The diagnosis switch (AttentionTuning::prefill_sg_debug_scores) makes the kernel write its
+// first tile's raw scores Q K^T: they must be the f64 dot products of the f16 inputs within
+// the f16 rounding of the output and f32 accumulation. This checks the tensor-core product
+// apart from the softmax and P V. Elsewhere the switch must change nothing.
+TEST_F(WebGpuAttentionPrefillSg, DebugScoresAreQKt) {
+  struct Reset {
+    ~Reset() { webgpu::set_kernel_tuning_override(std::nullopt); }
+  } reset;
+  const bool tc = wgt::testing::adapter_has_f16_matrices();
+  const Case c{20, 32, 4, 2, 64, false};
+  const Inputs in = inputs(c, 1200);
+  webgpu::KernelTuning t;
+  t.attention.prefill_sg_debug_scores = true;
+  webgpu::set_kernel_tuning_override(t);
+  if (!tc) {
+    EXPECT_EQ(expect_close(c, 1200), kScalar);
+    return;
+  }
+  use_gpu();
+  Tensor out = attention(in.q.to(kGpu), in.k.to(kGpu), in.v.to(kGpu), AttnConfig{0.0, false, {}});
+  ASSERT_EQ(webgpu::attention_last_shader(), kSg);
+  use_cpu_reference();
+  const std::vector<double> got = values(out), q = values(in.q), k = values(in.k);
+  const int64_t keys = 32, group = c.heads / c.kv_heads;  // the first tile: 32 keys on every adapter here
+  int bad = 0;
+  for (int64_t r = 0; r < c.lq; ++r)
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0, mag = 0;
+        for (int64_t i = 0; i < c.d; ++i) {
+          const double x = q[(r * c.heads + h) * c.d + i] * k[(j * c.kv_heads + h / group) * c.d + i];
+          dot += x;
+          mag += std::fabs(x);
+        }
+        const double g = got[(r * c.heads + h) * c.d + j];
+        const double tol = std::ldexp(1.0, -11) * std::fabs(dot) + c.d * std::ldexp(1.0, -23) * mag + 1e-7;
+        if (!(std::fabs(g - dot) <= tol) && bad++ < 8)
+          ADD_FAILURE() << "score row " << r << " head " << h << " key " << j << ": " << g << " vs " << dot;
+      }
+  EXPECT_EQ(bad, 0);
 }
 
 }  // namespace

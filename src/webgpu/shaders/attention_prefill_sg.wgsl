@@ -30,7 +30,7 @@
 // Conditions the plan guarantees: D a multiple of 4 SK and 4 SN with NQF, NOF <= 16; a fixed
 // subgroup size SGS that is a multiple of SM (LPR = SGS / SM a power of two dividing SN and
 // BKV); the heads per workgroup HPW divide the GQA group and NSG; the Q staging fits the K tile.
-// Operands are compact (offset 0). Defines: D SM SN SK SGS HPW NSG BKV NQF NOF LPR.
+// Operands are compact (offset 0). Defines: D SM SN SK SGS HPW NSG BKV NQF NOF LPR DEBUG_S.
 // LPR (lanes per scratch row) is SGS / SM (every lane works on the scratch) or 1 (one lane per
 // row, the lanes from SM on idle there: no shuffles).
 enable f16;
@@ -307,6 +307,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     workgroupBarrier();  // S is visible to the lanes; K is no longer read
+#if DEBUG_S
+    // Diagnosis (AttentionTuning::prefill_sg_debug_scores): the first tile's raw scores, then
+    // stop; every invocation returns here, so no barrier is left waiting.
+    if (act && row < p.lq) {
+      for (var c = 0u; c < CPL; c++) {
+        let j = part + c * LPR;
+        if (j < D) { o[(row * p.heads + h) * D + j] = f16(Ss[sbase + rl * SST + j]); }
+      }
+    }
+    return;
+#endif
     if (more) {
       for (var i = 0u; i < LKV; i++) {
         let e = lid + i * NT;
