@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/reference/random.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/kernels/copy_fast.hpp"
 #include "webgpu/kernels/ew_helpers.hpp"
@@ -55,19 +56,6 @@ struct EwParams {
   uint32_t u0, u1, u2, zero;  // zero must stay 0 (the shaders build NaN/inf from it)
 };
 static_assert(sizeof(EwParams) == 192, "EwParams must match the WGSL Params layout");
-
-// Same key derivation as src/cpu/reference/random.hpp (the shader does the per-element part).
-constexpr uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
-}
-constexpr uint32_t rng_key(uint64_t seed) {
-  return mix32(mix32(0x243F6A88u ^ static_cast<uint32_t>(seed)) ^ static_cast<uint32_t>(seed >> 32));
-}
 
 EwParams make_params(const Tensor& out, const std::vector<const Tensor*>& ins) {
   EwParams p;
@@ -154,7 +142,8 @@ void encode_creation(Context& ctx, const OpCall& c, const EwPlan& plan) {
     p.i1 = sat(c.attrs.scalar1);
     if (o.dtype() == DType::Bool) p.i0 = c.attrs.scalar0 != 0.0;
   }
-  if (plan.shader.kernel == EwKernel::Rand) p.u0 = rng_key(c.attrs.seed);
+  // The reference's key derivation (the shader, rand.wgsl, does the per-element part).
+  if (plan.shader.kernel == EwKernel::Rand) p.u0 = cpu_ref::rng_key(c.attrs.seed);
   dispatch_plan(ctx, plan, {}, o, p);
 }
 

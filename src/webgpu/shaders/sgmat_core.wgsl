@@ -126,7 +126,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   // t + 1's global loads are in flight, then stages chunk t + 1 into the other buffer, last read
   // in trip t - 1 (before its closing barrier): one barrier per chunk. The multiplies stay
   // outside any branch: behind one (a single loop that also held the prologue) they ran much
-  // slower on NVIDIA (docs/benchmark-history.md, run 17). Chunks past K and tiles past M or N are fetched as zeros.
+  // slower on NVIDIA (docs/benchmark-history.md, run 17). Chunks past K and tiles past M or N
+  // are fetched as zeros.
   let chunks = (p.K + BK - 1u) / BK;
   var ra = fetch_a(lid, a_base, m0, 0u);
   var rb = fetch_b(lid, b_base, n0, 0u);
