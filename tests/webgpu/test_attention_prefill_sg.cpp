@@ -152,7 +152,9 @@ TEST_F(WebGpuAttentionPrefillSg, MatchesReference) {
   for (const Case& c : cases) {
     const std::string shader = expect_close(c, seed += 3);
     if (HasFatalFailure()) return;
-    if (c.lq > 4) EXPECT_EQ(shader, expect) << name(c);
+    if (c.lq > 4) {
+      EXPECT_EQ(shader, expect) << name(c);
+    }
   }
 }
 
