@@ -113,7 +113,7 @@ std::string find_in_runpaths(const std::vector<std::string>& runpaths, const std
 // install's <libdir>/wgtensor. Found at run time, so no source-tree path is compiled in.
 std::string find_private_debian_prefix(const std::vector<std::string>& runpaths) {
   for (const std::string& dir : runpaths)
-    for (const std::string cand : {dir + "/../dawn-debian", dir + "/dawn-debian"})
+    for (const std::string& cand : {dir + "/../dawn-debian", dir + "/dawn-debian"})
       if (file_exists(cand + "/wgt-engine.txt")) {
         char real[PATH_MAX];
         return realpath(cand.c_str(), real) ? std::string(real) : cand;
