@@ -372,15 +372,17 @@ TEST(AttentionPlan, PrefillOnSubgroupMatrices) {
   EXPECT_EQ(p1.shader.lpr, 1);
   EXPECT_FALSE(p1.key() == p.key());
   expect_variant_expands(p1.variant(), "prefill sg 8x32x1");
-  // The diagnosis switch (first tile's scores): its own pipeline, the same tile.
-  AttentionTuning dbg;
-  dbg.prefill_sg_debug_scores = true;
-  const AttnPlan pd = ok(plan_attention(h200.caps(), dbg, attn_f16(4096, 32, 128, 4096, 8)));
-  EXPECT_EQ(pd.shader.debug_s, 1);
+  // The diagnosis modes (first tile's intermediates): each its own pipeline, the same tile.
   EXPECT_EQ(p.shader.debug_s, 0);
-  EXPECT_EQ(pd.shader.bkv, p.shader.bkv);
-  EXPECT_FALSE(pd.key() == p.key());
-  expect_variant_expands(pd.variant(), "prefill sg debug scores");
+  for (uint8_t mode = 1; mode <= 4; ++mode) {
+    AttentionTuning dbg;
+    dbg.prefill_sg_debug = mode;
+    const AttnPlan pd = ok(plan_attention(h200.caps(), dbg, attn_f16(4096, 32, 128, 4096, 8)));
+    EXPECT_EQ(pd.shader.debug_s, mode);
+    EXPECT_EQ(pd.shader.bkv, p.shader.bkv);
+    EXPECT_FALSE(pd.key() == p.key());
+    expect_variant_expands(pd.variant(), "prefill sg debug mode " + std::to_string(mode));
+  }
   // Tiles the adapter cannot run are typed errors naming the variable.
   for (std::array<uint32_t, 3> bad : {std::array<uint32_t, 3>{8, 64, 0}, {3, 32, 0}, {8, 24, 0}, {32, 32, 0},
                                       {8, 0, 0}, {8, 32, 4}, {8, 32, 3}}) {

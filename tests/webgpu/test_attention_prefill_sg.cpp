@@ -7,6 +7,7 @@
 // every case must run on that kernel; elsewhere the same cases check the scalar prefill kernel.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -272,46 +273,62 @@ TEST_F(WebGpuAttentionPrefillSg, KernelChoice) {
   }
 }
 
-// The diagnosis switch (AttentionTuning::prefill_sg_debug_scores) makes the kernel write its
-// first tile's raw scores Q K^T: they must be the f64 dot products of the f16 inputs within
-// the f16 rounding of the output and f32 accumulation. This checks the tensor-core product
-// apart from the softmax and P V. Elsewhere the switch must change nothing.
-TEST_F(WebGpuAttentionPrefillSg, DebugScoresAreQKt) {
+// The diagnosis modes (AttentionTuning::prefill_sg_debug) make the kernel write an
+// intermediate of its first key tile and stop: 1 the raw scores Q K^T, 2 the staged Q fragment,
+// 3 the K^T fragment, 4 the scores over the first SK dims (one product). Each must match the
+// f64 value from the f16 inputs within the f16 rounding of the output and f32 accumulation, so
+// one run on a GPU tells which tensor-core step is wrong. Elsewhere the modes change nothing.
+TEST_F(WebGpuAttentionPrefillSg, DebugModesMatchTheInputs) {
   struct Reset {
     ~Reset() { webgpu::set_kernel_tuning_override(std::nullopt); }
   } reset;
   const bool tc = wgt::testing::adapter_has_f16_matrices();
+  const std::array<int64_t, 3> mnk = wgt::testing::f16_matrix_shape();
+  const int64_t sm = mnk[0], sk = mnk[2];
   const Case c{20, 32, 4, 2, 64, false};
   const Inputs in = inputs(c, 1200);
-  webgpu::KernelTuning t;
-  t.attention.prefill_sg_debug_scores = true;
-  webgpu::set_kernel_tuning_override(t);
-  if (!tc) {
-    EXPECT_EQ(expect_close(c, 1200), kScalar);
-    return;
-  }
-  use_gpu();
-  Tensor out = attention(in.q.to(kGpu), in.k.to(kGpu), in.v.to(kGpu), AttnConfig{0.0, false, {}});
-  ASSERT_EQ(webgpu::attention_last_shader(), kSg);
-  use_cpu_reference();
-  const std::vector<double> got = values(out), q = values(in.q), k = values(in.k);
-  const int64_t keys = 32, group = c.heads / c.kv_heads;  // the first tile: 32 keys on every adapter here
-  int bad = 0;
-  for (int64_t r = 0; r < c.lq; ++r)
-    for (int64_t h = 0; h < c.heads; ++h)
-      for (int64_t j = 0; j < keys; ++j) {
-        double dot = 0, mag = 0;
-        for (int64_t i = 0; i < c.d; ++i) {
-          const double x = q[(r * c.heads + h) * c.d + i] * k[(j * c.kv_heads + h / group) * c.d + i];
-          dot += x;
-          mag += std::fabs(x);
+  const int64_t group = c.heads / c.kv_heads;
+  for (uint8_t mode = 1; mode <= 4; ++mode) {
+    SCOPED_TRACE("debug mode " + std::to_string(mode));
+    webgpu::KernelTuning t;
+    t.attention.prefill_sg_debug = mode;
+    webgpu::set_kernel_tuning_override(t);
+    if (!tc) {
+      EXPECT_EQ(expect_close(c, 1200), kScalar);
+      continue;
+    }
+    use_gpu();
+    Tensor out = attention(in.q.to(kGpu), in.k.to(kGpu), in.v.to(kGpu), AttnConfig{0.0, false, {}});
+    ASSERT_EQ(webgpu::attention_last_shader(), kSg);
+    use_cpu_reference();
+    const std::vector<double> got = values(out), q = values(in.q), k = values(in.k);
+    // Columns written: the first tile's 32 keys (every adapter here), or SK.
+    const int64_t cols = mode == 1 ? 32 : sk;
+    int bad = 0;
+    for (int64_t r = 0; r < c.lq; ++r)
+      for (int64_t h = 0; h < c.heads; ++h)
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t g = h / group;
+          if (mode == 3 && r % sm >= mnk[1]) continue;  // a K^T fragment has SN keys
+          double want = 0, mag = 0;
+          if (mode == 2) {
+            want = q[(r * c.heads + h) * c.d + j];
+          } else if (mode == 3) {
+            want = k[((r % sm) * c.kv_heads + g) * c.d + j];
+          } else {
+            for (int64_t i = 0; i < (mode == 4 ? sk : c.d); ++i) {
+              const double x = q[(r * c.heads + h) * c.d + i] * k[(j * c.kv_heads + g) * c.d + i];
+              want += x;
+              mag += std::fabs(x);
+            }
+          }
+          const double v = got[(r * c.heads + h) * c.d + j];
+          const double tol = std::ldexp(1.0, -11) * std::fabs(want) + c.d * std::ldexp(1.0, -23) * mag + 1e-7;
+          if (!(std::fabs(v - want) <= tol) && bad++ < 6)
+            ADD_FAILURE() << "row " << r << " head " << h << " column " << j << ": " << v << " vs " << want;
         }
-        const double g = got[(r * c.heads + h) * c.d + j];
-        const double tol = std::ldexp(1.0, -11) * std::fabs(dot) + c.d * std::ldexp(1.0, -23) * mag + 1e-7;
-        if (!(std::fabs(g - dot) <= tol) && bad++ < 8)
-          ADD_FAILURE() << "score row " << r << " head " << h << " key " << j << ": " << g << " vs " << dot;
-      }
-  EXPECT_EQ(bad, 0);
+    EXPECT_EQ(bad, 0);
+  }
 }
 
 }  // namespace

@@ -50,6 +50,22 @@ inline bool adapter_has_f16_matrices() {
   return false;
 }
 
+// The f16 -> f32 subgroup-matrix shape {M, N, K} the kernels take on adapter 0, in the plan's
+// order of preference (plans/matmul_plan.cpp sgmat_shape), or {0, 0, 0} without one.
+inline std::array<int64_t, 3> f16_matrix_shape() {
+  std::string why;
+  for (const char* want : {"f16->f32 16x16x16", "f16->f32 16x8x16", "f16->f32 8x8x8"})
+    for (const WebGPUInfo& i : webgpu_adapters(&why))
+      if (i.index == 0)
+        for (const std::string& c : i.subgroup_matrix_configs)
+          if (c == want) {
+            long m = 0, n = 0, k = 0;
+            std::sscanf(want, "f16->f32 %ldx%ldx%ld", &m, &n, &k);
+            return {m, n, k};
+          }
+  return {0, 0, 0};
+}
+
 // Early submission (set_webgpu_early_batch) off for a scope: a test that counts the
 // submissions or passes of a sequence of ops checks the batch limit and the reads, which an
 // idle device would otherwise pre-empt by taking each group of early_batch dispatches at once.

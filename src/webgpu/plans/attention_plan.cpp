@@ -178,7 +178,7 @@ bool prefill_sg_config(const Caps& caps, const AttentionTuning& tu, const OpCall
   sh.hpw = static_cast<uint16_t>(hpw);
   sh.bkv = static_cast<uint16_t>(bkv);
   sh.lpr = static_cast<uint16_t>(lanes);
-  sh.debug_s = tu.prefill_sg_debug_scores ? 1 : 0;
+  sh.debug_s = tu.prefill_sg_debug;
   sh.group = static_cast<uint16_t>(s.group);
   return true;
 }
@@ -283,7 +283,7 @@ ShaderVariant AttnPlan::variant() const {
                    {"NSG", std::to_string(s.nsg)},
                    {"BKV", std::to_string(s.bkv)},
                    {"LPR", std::to_string(s.lpr)},
-                   {"DEBUG_S", tf(s.debug_s)},
+                   {"DEBUG_S", std::to_string(s.debug_s)},
                    {"NQF", std::to_string(s.d / s.sk)},
                    {"NOF", std::to_string(s.d / s.sn)}};
       break;

@@ -26,7 +26,7 @@ struct AttnShader {
   uint8_t sm = 0, sn = 0, sk = 0, sgs = 0;  // PrefillSg: fragment shape, the adapter's subgroup size
   uint16_t nsg = 0, hpw = 0, bkv = 0;       // PrefillSg: subgroups, query heads per workgroup, keys per tile
   uint16_t lpr = 0;                         // PrefillSg: lanes per score row (1 or sgs / sm)
-  uint16_t debug_s = 0;                     // PrefillSg: write the first tile's scores (diagnosis)
+  uint16_t debug_s = 0;                     // PrefillSg: diagnosis mode (AttentionTuning::prefill_sg_debug)
 };
 
 struct AttnPlan {

@@ -66,11 +66,13 @@ struct AttentionTuning {
   bool prefill_scalar = false;  // prefill: always the scalar kernel, never the subgroup-matrix one
   // The subgroup-matrix prefill's subgroups x keys per tile x lanes per score row (0: all).
   std::optional<std::array<uint32_t, 3>> prefill_sg;
-  // Diagnosis only (tests set it through set_kernel_tuning_override; no variable): the
-  // subgroup-matrix prefill writes the raw scores Q K^T of its first key tile instead of O
-  // (row r, head h, key j < min(keys per tile, d) at output element (r, h, j)) and stops, so a
-  // test can check the tensor-core product apart from the softmax and P V.
-  bool prefill_sg_debug_scores = false;
+  // Diagnosis only (tests set it through set_kernel_tuning_override; no variable): with a
+  // mode, the subgroup-matrix prefill writes an intermediate of its first key tile instead of O
+  // and stops, so a test can check each tensor-core step apart from the softmax and P V. At
+  // output element (r, h, j): 1 the raw scores Q K^T (key j < min(keys per tile, d)); 2 the
+  // staged Q fragment stored back (q(r, h, j), j < SK); 3 the K^T fragment stored back
+  // (k(key r % SM, head, j), j < SK); 4 the scores over d < SK alone (one product).
+  uint8_t prefill_sg_debug = 0;
   bool decode_split = false;  // always the staged split-KV kernel, never the subgroup one
   std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
 };

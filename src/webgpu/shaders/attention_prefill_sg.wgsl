@@ -282,6 +282,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // replaced it is the one construct of this kernel the GEMM (which passes on the H200)
         // does not use, while this kernel's outputs were wrong there from the first row on.
         var s = subgroupMatrixMultiply<f32>(qf0, ldk(kb, 0u));
+#if DEBUG_S != 4
         s = subgroupMatrixMultiplyAccumulate(qf1, ldk(kb, 1u), s);
         s = subgroupMatrixMultiplyAccumulate(qf2, ldk(kb, 2u), s);
         s = subgroupMatrixMultiplyAccumulate(qf3, ldk(kb, 3u), s);
@@ -303,19 +304,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         s = subgroupMatrixMultiplyAccumulate(qf14, ldk(kb, 14u), s);
         s = subgroupMatrixMultiplyAccumulate(qf15, ldk(kb, 15u), s);
 #endif
+#endif
         subgroupMatrixStore(&Ss, sbase + j * SN, s, false, SST);
       }
     }
     workgroupBarrier();  // S is visible to the lanes; K is no longer read
 #if DEBUG_S
-    // Diagnosis (AttentionTuning::prefill_sg_debug_scores): the first tile's raw scores, then
-    // stop; every invocation returns here, so no barrier is left waiting.
+    // Diagnosis (AttentionTuning::prefill_sg_debug, modes there): an intermediate of the first
+    // tile, then stop; every invocation returns here, so no barrier is left waiting.
+#if DEBUG_S == 2 || DEBUG_S == 3
+    if (live) {
+#if DEBUG_S == 2
+      subgroupMatrixStore(&Ps, pbase, qf0, false, PST);
+#else
+      subgroupMatrixStore(&Ps, pbase, ldk(0u, 0u), true, PST);
+#endif
+    }
+    workgroupBarrier();
+    if (act && row < p.lq) {
+      for (var c = 0u; c < CPL; c++) {
+        let j = part + c * LPR;
+        if (j < SK) { o[(row * p.heads + h) * D + j] = Ps[pbase + rl * PST + j]; }
+      }
+    }
+#else
     if (act && row < p.lq) {
       for (var c = 0u; c < CPL; c++) {
         let j = part + c * LPR;
         if (j < D) { o[(row * p.heads + h) * D + j] = f16(Ss[sbase + rl * SST + j]); }
       }
     }
+#endif
     return;
 #endif
     if (more) {
