@@ -130,8 +130,12 @@ TEST(FftPlan, AdjacentLinesWalkLinesFastest) {
     EXPECT_EQ(s.load_lf, s.lines > 1) << n;
     EXPECT_EQ(s.store_lf, s.load_lf) << n;
     EXPECT_EQ(s.bin1, 0) << n;  // the inner batch group has 5 lines: runtime division
-    if (n == 256) EXPECT_EQ(s.lines, 16) << n;  // 128-byte runs per global access
-    if (n == 16) EXPECT_EQ(s.lines, 64) << n;   // and at least 64 invocations
+    if (n == 256) {
+      EXPECT_EQ(s.lines, 16) << n;  // 128-byte runs per global access
+    }
+    if (n == 16) {
+      EXPECT_EQ(s.lines, 64) << n;  // and at least 64 invocations
+    }
   }
 }
 

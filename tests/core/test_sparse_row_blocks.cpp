@@ -79,7 +79,9 @@ void expect_valid_partition(const std::vector<int64_t>& ip, const RowBlocks& rb,
       int64_t longest = 0;
       for (int64_t r = cur.row; r < next.row; ++r) longest = std::max(longest, ip[r + 1] - ip[r]);
       EXPECT_LE(longest, kBlockEntries) << "block " << i;
-      if (n > 1) EXPECT_LE(longest, kLaneEntries * block_lanes(n)) << "block " << i;
+      if (n > 1) {
+        EXPECT_LE(longest, kLaneEntries * block_lanes(n)) << "block " << i;
+      }
     }
   }
   EXPECT_EQ(split_rows, rb.split_rows);
