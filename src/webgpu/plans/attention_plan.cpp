@@ -103,9 +103,9 @@ int64_t decode_sg_chunk(const Caps& caps, const AttentionTuning& tu, const AttnS
 }
 
 // Workgroup bytes of attention_prefill_sg.wgsl: the K and V tiles [bkv][d + 8] f16, and per
-// subgroup an f32 scratch [sm][bkv + 4] and a P scratch [sm][bkv + 8] f16, and two flag words.
+// subgroup an f32 scratch [sm][bkv + 4] and a P scratch [sm][bkv + 8] f16, and four flag words.
 int64_t prefill_sg_smem(int64_t d, int64_t sm, int64_t nsg, int64_t bkv) {
-  return 2 * bkv * (d + 8) * 2 + nsg * sm * ((bkv + 4) * 4 + (bkv + 8) * 2) + 8;
+  return 2 * bkv * (d + 8) * 2 + nsg * sm * ((bkv + 4) * 4 + (bkv + 8) * 2) + 16;
 }
 
 // Empty when `nsg` subgroups and `bkv`-key tiles run this shape on this adapter, else why not.

@@ -83,8 +83,12 @@ var<workgroup> Ss: array<f32, NSG * SM * SST>;
 var<workgroup> Ps: array<f16, NSG * SM * PST>;
 // Per tile parity: bit 0 = the staged V holds a non-finite value, bit 1 = some row's reference
 // max moved while it already had weight (its O must be rescaled). Two slots, so one can be
-// cleared while the other is being set.
-var<workgroup> flags: array<atomic<u32>, 2>;
+// cleared while the other is being set; four words, because the driver places the workgroup
+// variables one after another in an order of its own, and subgroup-matrix loads and stores need
+// 16-byte aligned addresses: with an 8-byte flags array first, NVIDIA's driver (run 18) read
+// and wrote every fragment 8 bytes off (the loads round the address down). Every workgroup
+// variable here is a multiple of 16 bytes.
+var<workgroup> flags: array<atomic<u32>, 4>;
 
 alias LM = subgroup_matrix_left<f16, SK, SM>;
 alias RM = subgroup_matrix_right<f16, SN, SK>;
