@@ -168,7 +168,7 @@ const std::vector<SettingInfo>& table() {
          put(s.sparse_schedule, e,
              v.num == 0 ? std::optional<uint8_t>() : std::optional<uint8_t>(static_cast<uint8_t>(v.num - 1)));
        }},
-      {"WGT_ATTN_PREFILL", K::Choice, "sg or scalar", "scalar (sg is opt-in: it fails its tests on the H200)",
+      {"WGT_ATTN_PREFILL", K::Choice, "sg or scalar", "sg",
        "prefill attention: the subgroup-matrix kernel (where it applies) or the scalar one", 0, 0, false,
        {"sg", "scalar"},
        [](S& s, const SettingValue& v, const std::string& e) { put(s.attn_prefill_scalar, e, v.num == 1); }},

@@ -121,7 +121,7 @@ struct Settings {
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
   // WGT_SPARSE_SCHEDULE: a wgt::SparseSchedule value forced on every sparse op; unset = auto
   Setting<std::optional<uint8_t>> sparse_schedule;
-  Setting<bool> attn_prefill_scalar = true;  // WGT_ATTN_PREFILL=scalar (the default) or sg
+  Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=sg (the default) or scalar
   Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
