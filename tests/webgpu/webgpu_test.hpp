@@ -37,34 +37,28 @@ class WebGpuTest : public ::testing::Test {
   Policy saved_;
 };
 
-// Whether adapter 0 offers an f16 -> f32 subgroup-matrix shape the tensor-core kernels use
-// (16x16x16 or 16x8x16 on NVIDIA under Debian's Dawn, 8x8x8 on sid's lavapipe): there those
-// kernels must run, elsewhere the tests check the fallback (read from `wgt info`'s list, not
-// from the plans, so the tests do not take the plans' word for it).
-inline bool adapter_has_f16_matrices() {
-  std::string why;
-  for (const WebGPUInfo& i : webgpu_adapters(&why))
-    if (i.index == 0)
-      for (const std::string& c : i.subgroup_matrix_configs)
-        if (c == "f16->f32 16x16x16" || c == "f16->f32 16x8x16" || c == "f16->f32 8x8x8") return true;
-  return false;
-}
-
-// The f16 -> f32 subgroup-matrix shape {M, N, K} the kernels take on adapter 0, in the plan's
-// order of preference (plans/matmul_plan.cpp sgmat_shape), or {0, 0, 0} without one.
+// The f16 -> f32 subgroup-matrix shape {M, N, K} the tensor-core kernels take on adapter 0, in
+// the plan's order of preference (plans/matmul_plan.cpp sgmat_shape): 16x16x16 or 16x8x16 on
+// NVIDIA under Debian's Dawn, 8x8x8 on sid's lavapipe; {0, 0, 0} without one. Read from `wgt
+// info`'s list, not from the plans, so the tests do not take the plans' word for it.
 inline std::array<int64_t, 3> f16_matrix_shape() {
   std::string why;
-  for (const char* want : {"f16->f32 16x16x16", "f16->f32 16x8x16", "f16->f32 8x8x8"})
-    for (const WebGPUInfo& i : webgpu_adapters(&why))
-      if (i.index == 0)
-        for (const std::string& c : i.subgroup_matrix_configs)
-          if (c == want) {
-            long m = 0, n = 0, k = 0;
-            std::sscanf(want, "f16->f32 %ldx%ldx%ld", &m, &n, &k);
-            return {m, n, k};
-          }
+  for (const WebGPUInfo& i : webgpu_adapters(&why)) {
+    if (i.index != 0) continue;
+    for (const char* want : {"f16->f32 16x16x16", "f16->f32 16x8x16", "f16->f32 8x8x8"})
+      for (const std::string& c : i.subgroup_matrix_configs)
+        if (c == want) {
+          long m = 0, n = 0, k = 0;
+          std::sscanf(want, "f16->f32 %ldx%ldx%ld", &m, &n, &k);
+          return {m, n, k};
+        }
+  }
   return {0, 0, 0};
 }
+
+// Whether adapter 0 offers such a shape: there those kernels must run, elsewhere the tests
+// check the fallback.
+inline bool adapter_has_f16_matrices() { return f16_matrix_shape()[0] != 0; }
 
 // Early submission (set_webgpu_early_batch) off for a scope: a test that counts the
 // submissions or passes of a sequence of ops checks the batch limit and the reads, which an
