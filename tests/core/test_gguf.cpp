@@ -264,7 +264,9 @@ TEST(Gguf, AlignmentIsHonouredAndUnalignedBytesAreCopied) {
     EXPECT_EQ(f.find("general.alignment") != nullptr, al != 32);
     for (const auto& t : f.tensors()) EXPECT_EQ((t.offset - f.data_offset()) % al, 0u);
     const GgufTensorInfo& after = f.tensor_info("after");
-    if (al == 1) EXPECT_EQ(after.offset - f.data_offset(), 12u + 6u);  // packed back to back
+    if (al == 1) {
+      EXPECT_EQ(after.offset - f.data_offset(), 12u + 6u);  // packed back to back
+    }
     const Tensor t = f.tensor("after");
     EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{5.f, 6.f}));
     // Zero-copy exactly when the address suits a float; otherwise an aligned copy.

@@ -65,7 +65,9 @@ TEST_F(RopeFactorsTest, Llama3FactorsFollowTheHfFormula) {
     int n_one = 0, n_scale = 0, n_mid = 0;
     for (size_t i = 0; i < f.size(); ++i) {
       EXPECT_NEAR(f[i], want[i], 1e-6 * want[i]) << i;
-      if (i > 0) EXPECT_GE(f[i], f[i - 1]) << "factors grow with the wavelength";
+      if (i > 0) {
+        EXPECT_GE(f[i], f[i - 1]) << "factors grow with the wavelength";
+      }
       n_one += f[i] == 1.0f;
       n_scale += f[i] == static_cast<float>(c.scale);
       n_mid += f[i] > 1.0f && f[i] < static_cast<float>(c.scale);

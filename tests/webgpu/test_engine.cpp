@@ -90,7 +90,9 @@ TEST(WebGpuEngine, F16IsNativeWhereTheAdapterHasShaderF16) {
   const char* dis = std::getenv("WGT_WEBGPU_DISABLE_F16");
   const char* store = std::getenv("WGT_MATMUL_F16");
   if ((dis && std::strcmp(dis, "1") == 0) || (store && *store)) GTEST_SKIP() << "f16 path forced by the environment";
-  if (adapters[0].name.find("llvmpipe") != std::string::npos) EXPECT_TRUE(offered) << "lavapipe offers shader-f16";
+  if (adapters[0].name.find("llvmpipe") != std::string::npos) {
+    EXPECT_TRUE(offered) << "lavapipe offers shader-f16";
+  }
   EXPECT_EQ(backend().features().shader_f16, offered);
   Policy saved = Runtime::get().policy();
   Policy ref = saved;

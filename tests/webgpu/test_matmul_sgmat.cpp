@@ -130,7 +130,9 @@ TEST(WebGpuMatmulSgMat, EveryDataPathAgreesWithReference) {
       auto expect_path = [&](const std::string& variant, bool aligned) {
         EXPECT_EQ(variant.rfind("sgmat ", 0) == 0, tc) << variant;
         const std::string want = aligned ? path.tag : " v:staged";
-        if (tc) EXPECT_NE(variant.find(want), std::string::npos) << want << ": " << variant;
+        if (tc) {
+          EXPECT_NE(variant.find(want), std::string::npos) << want << ": " << variant;
+        }
       };
       // M, N, K: whole tiles; partial tiles both ways and a K ending mid-chunk.
       const int64_t shapes[][3] = {{128, 256, 64}, {136, 264, 72}};

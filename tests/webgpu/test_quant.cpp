@@ -10,14 +10,12 @@
 #include <array>
 #include <limits>
 #include <random>
-#include <stdexcept>
 #include <initializer_list>
 #include <string>
 
 #include "quant/blocks.hpp"
 #include "settings_env.hpp"
 #include "webgpu/plans/qmatmul_plan.hpp"
-#include "webgpu/webgpu_backend.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -72,13 +70,6 @@ std::array<int64_t, 2> fusion_ks(QType t) {
     case QType::Q6_K: return {2048, 6144};  // 8 and 24 super-blocks
     default: return {256, 1280};            // 8 / 40 blocks; 1 / 5 super-blocks
   }
-}
-
-webgpu::WebGPUBackend& backend() {
-  std::string why;
-  auto* b = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(0, &why));
-  if (!b) throw std::runtime_error("WebGPU adapter required: " + why);
-  return *b;
 }
 
 class QuantWebGPU : public wgt::testing::WebGpuTest {
@@ -267,7 +258,9 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
       const Tensor xd = xbig.to(d).slice(0, 1, c.M + 1), cd = big.to(d).slice(0, 1, c.M + 1);
       const auto got = addqmm_t(cd, xd, wd).cpu().to_vector<float>();
       const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
-      if (c.M <= 4) EXPECT_EQ(bool(last_shader().add), c.fused) << what;
+      if (c.M <= 4) {
+        EXPECT_EQ(bool(last_shader().add), c.fused) << what;
+      }
       if (i8 && has_i8) {
         const auto sep = add(qmatmul_t(xd, wd), cd).cpu().to_vector<float>();
         ASSERT_EQ(got.size(), sep.size());
@@ -333,7 +326,9 @@ TEST_F(QuantWebGPU, SiluMulQmatmulFusedAndUnfused) {
         const Tensor gd = gud.slice(1, 0, K), ud = gud.slice(1, K, 2 * K);
         const auto got = (with_c ? silu_mul_qmatmul_t(gd, ud, w.to(d), res.to(d)) : silu_mul_qmatmul_t(gd, ud, w.to(d)))
                              .cpu().to_vector<float>();
-        if (c.M <= 4) EXPECT_EQ(bool(last_shader().silu), c.fused) << what;
+        if (c.M <= 4) {
+          EXPECT_EQ(bool(last_shader().silu), c.fused) << what;
+        }
         const Tensor xin = silu_mul(gate, up);  // what the kernel multiplies (CPU)
         Tensor want_t = qmatmul_t(xin, w);
         if (with_c) want_t = add(want_t, res);
@@ -660,7 +655,9 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
       EXPECT_STREQ(last_kernel(), has_i8 ? kname.c_str() : "stream") << what;
       EXPECT_EQ(bool(last_shader().norm), c.norm) << what;
-      if (has_i8 && run.ksplit) EXPECT_EQ(last_shader().ksplit, run.ksplit) << what;
+      if (has_i8 && run.ksplit) {
+        EXPECT_EQ(last_shader().ksplit, run.ksplit) << what;
+      }
       if (!has_i8) {
         expect_matches_cpu(got, want, c.K, what);
         continue;

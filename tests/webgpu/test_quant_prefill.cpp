@@ -83,7 +83,9 @@ class QuantPrefillWebGPU : public wgt::testing::WebGpuTest {
         const double g = got[i], e = want[i];
         if (!std::isfinite(e)) {
           ASSERT_EQ(std::isnan(g), std::isnan(e)) << what << " m=" << m << " n=" << n << ": got " << g << ", want " << e;
-          if (!std::isnan(e)) ASSERT_EQ(g, e) << what << " m=" << m << " n=" << n;
+          if (!std::isnan(e)) {
+            ASSERT_EQ(g, e) << what << " m=" << m << " n=" << n;
+          }
           continue;
         }
         double sum_abs = 0, wmax = 0;

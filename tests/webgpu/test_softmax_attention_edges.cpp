@@ -102,7 +102,9 @@ class WebGpuAttentionEdges : public testing::WebGpuTest {
     }
     // The cases really are there: NaN rows, and (with a fully masked row) zero rows.
     EXPECT_GE(nans, D) << what;
-    if (lq > 2) EXPECT_GE(zeros, H * D) << what;
+    if (lq > 2) {
+      EXPECT_GE(zeros, H * D) << what;
+    }
   }
 };
 
