@@ -124,6 +124,7 @@ struct Settings {
   Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=sg (the default) or scalar
   Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split
+  Setting<bool> attn_decode_direct = true;  // WGT_ATTN_DECODE_DIRECT
   Setting<std::optional<uint32_t>> attn_decode_warps, attn_decode_lanes, attn_decode_unroll, attn_decode_chunk;
   Setting<bool> qmatvec_subgroups = true;
   Setting<std::optional<DimsSetting>> qmatmul_sgmat;

@@ -288,6 +288,28 @@ TEST(AttentionPlan, DecodeKernelFollowsCapsAndTuning) {
     expect_variant_expands(p->variant(), "decode pass 1");
     expect_variant_expands(p->reduce_variant(), "decode pass 2");
   }
+  // One key split: the subgroup kernel stores O itself (its own variant), unless tuned off;
+  // several splits, or the staged kernel, keep the reduction pass.
+  EXPECT_GT(sg.n_split, 1u);
+  EXPECT_EQ(sg.shader.direct, 0);
+  EXPECT_EQ(staged.shader.direct, 0);
+  const AttnPlan short_ctx = ok(plan_attention(gpu.caps(), {}, attn(1, 8, 64, 7, 2, DType::F16)));
+  EXPECT_EQ(short_ctx.n_split, 1u);
+  EXPECT_EQ(short_ctx.shader.direct, 1);
+  expect_variant_expands(short_ctx.variant(), "decode, direct store");
+  AttentionTuning whole;
+  whole.chunk = 1024;  // one chunk covers the 1000 keys
+  const AttnPlan one = ok(plan_attention(gpu.caps(), whole, dec));
+  EXPECT_EQ(one.n_split, 1u);
+  EXPECT_EQ(one.shader.direct, 1);
+  EXPECT_FALSE(one.key() == sg.key());
+  whole.decode_direct = false;
+  const AttnPlan two_pass = ok(plan_attention(gpu.caps(), whole, dec));
+  EXPECT_EQ(two_pass.n_split, 1u);
+  EXPECT_EQ(two_pass.shader.direct, 0);
+  EXPECT_FALSE(two_pass.key() == one.key());
+  split.decode_direct = true;
+  EXPECT_EQ(ok(plan_attention(gpu.caps(), split, attn(1, 8, 64, 7, 2, DType::F16))).shader.direct, 0);
   const AttnPlan pre = ok(plan_attention(gpu.caps(), {}, attn(9, 4, 32, 9, 4)));
   EXPECT_EQ(pre.shader.kernel, AttnKernel::Prefill);
   expect_variant_expands(pre.variant(), "prefill");

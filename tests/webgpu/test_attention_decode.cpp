@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "settings_env.hpp"
+#include "webgpu/webgpu_backend.hpp"
 #include "webgpu_test.hpp"
 #include "wgt/wgt.hpp"
 
@@ -170,6 +171,70 @@ TEST_F(WebGpuAttentionDecode, KernelKnobSwitchesKernels) {
     out[i++] = host_values(run_gpu(c, host));
   }
   EXPECT_NE(out[0], out[1]);
+}
+
+// With one key split (short contexts, or a chunk as long as the keys) the subgroup kernel
+// stores O itself: one dispatch instead of two, and the same values as the reduction pass
+// bit for bit (its weight is exp(0) = 1), NaN rows, fully masked rows and f16 outputs included.
+TEST_F(WebGpuAttentionDecode, DirectStoreEqualsTheReductionPass) {
+  const DType f32 = DType::F32, f16 = DType::F16;
+  struct DirectCase {
+    Case c;
+    const char* chunk;  // nullptr: the plan's (one split for these key counts on any adapter)
+    bool poison;        // a NaN in one key row of kv head 0
+  };
+  const DirectCase cases[] = {
+      {{1, 7, 8, 2, 128, true, f32, f16}, nullptr, false},
+      {{4, 33, 8, 2, 64, true, f16, f16, true}, nullptr, false},  // row 1 fully masked: zeros
+      {{2, 300, 8, 4, 64, true, f32, f32}, "512", false},        // a chunk past the keys
+      {{1, 1, 4, 4, 64, false, f32, f32}, nullptr, true},        // one key, NaN in head 0
+  };
+  auto* be = dynamic_cast<webgpu::WebGPUBackend*>(Runtime::get().webgpu_backend(0));
+  ASSERT_NE(be, nullptr);
+  EnvGuard kernel("WGT_ATTN_DECODE_KERNEL", "sg");
+  uint64_t seed = 1200;
+  for (const DirectCase& dc : cases) {
+    SCOPED_TRACE(name(dc.c));
+    std::vector<Tensor> host = inputs(dc.c, seed += 5);
+    if (dc.poison) {
+      auto k = host[1].to_vector<float>();
+      k[static_cast<size_t>(dc.c.lk / 2 * dc.c.kv_heads * dc.c.d + 3)] = NAN;
+      host[1] = Tensor::from_vector(k, host[1].shape());
+    }
+    EnvGuard chunk("WGT_ATTN_DECODE_CHUNK", dc.chunk);
+    std::vector<double> out[2];
+    uint64_t dispatches[2];
+    for (int direct = 0; direct < 2; ++direct) {
+      EnvGuard env("WGT_ATTN_DECODE_DIRECT", direct ? "1" : "0");
+      run_gpu(dc.c, host);  // warm-up: the pipelines exist, inputs are uploaded the same way
+      be->synchronize();
+      const uint64_t d0 = be->batch_stats().dispatches;
+      const Tensor got = run_gpu(dc.c, host);
+      dispatches[direct] = be->batch_stats().dispatches - d0;
+      out[direct] = host_values(got);
+    }
+    EXPECT_EQ(dispatches[0] - dispatches[1], 1u) << "the direct store did not save the reduction pass";
+    ASSERT_EQ(out[0].size(), out[1].size());
+    size_t nans = 0;
+    for (size_t i = 0; i < out[0].size(); ++i) {
+      if (std::isnan(out[0][i])) {
+        ++nans;
+        EXPECT_TRUE(std::isnan(out[1][i])) << "element " << i;
+      } else {
+        EXPECT_EQ(out[0][i], out[1][i]) << "element " << i;
+      }
+    }
+    // The poisoned key (every query sees it: not causal) reaches the query heads of kv head 0.
+    if (dc.poison) EXPECT_EQ(nans, static_cast<size_t>(dc.c.lq * (dc.c.heads / dc.c.kv_heads) * dc.c.d));
+    else EXPECT_EQ(nans, 0u);
+    if (!dc.poison) {
+      use_cpu_reference();
+      const auto want = host_values(run(dc.c, host));
+      double err = 0;
+      for (size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(out[1][i] - want[i]) / (1.0 + std::fabs(want[i])));
+      EXPECT_LE(err, dc.c.q_dt == f16 ? 2e-3 : 1e-4);
+    }
+  }
 }
 
 TEST_F(WebGpuAttentionDecode, BadKnobIsATypedError) {

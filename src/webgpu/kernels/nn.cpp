@@ -375,6 +375,18 @@ void encode_attention(Context& ctx, OpCall& call, const AttnPlan& plan) {
   // (the pool keeps their buffers alive until the recorded work has been submitted).
   p.n_split = plan.n_split;
   p.chunk = plan.chunk;
+  if (plan.shader.direct) {  // one split: pass 1 stores O itself
+    Dispatch dd;
+    dd.pipeline = first;
+    dd.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(o, false)};
+    dd.params = &p;
+    dd.params_size = sizeof p;
+    dd.groups_x = 1;
+    dd.groups_y = u32(kv_heads);
+    dd.groups_z = u32(lq);
+    ctx.dispatch(dd);
+    return;
+  }
   Tensor part_acc = Tensor::empty({lq * heads * plan.n_split * d}, DType::F32, o.device());
   Tensor part_ml = Tensor::empty({lq * heads * plan.n_split * 2}, DType::F32, o.device());
   Dispatch d1;

@@ -243,6 +243,9 @@ Planned<AttnPlan> plan_attention(const Caps& caps, const AttentionTuning& tu, co
     sh.sg_min = static_cast<uint16_t>(caps.limits.subgroup_min_size);
     chunk = decode_sg_chunk(caps, tu, s, sg);
     n_split = std::max<int64_t>(1, (s.lk + chunk - 1) / chunk);
+    // One split: its state is the whole row's, so the kernel normalizes and stores O itself
+    // (the reduction pass would multiply by 1 and add zeros: the same values).
+    sh.direct = tu.decode_direct && n_split == 1;
   } else {
     // Enough splits of the keys to give the GPU ~kDecodeTargetGroups workgroups.
     sh.kernel = AttnKernel::DecodeStaged;
@@ -291,7 +294,8 @@ ShaderVariant AttnPlan::variant() const {
       v.shader = "attention_decode_sg";
       v.defines.insert(v.defines.end(), {{"G", std::to_string(s.group)}, {"L", std::to_string(s.lanes)},
                                          {"WG", std::to_string(s.wg)}, {"U", std::to_string(s.unroll)},
-                                         {"SG_MIN", std::to_string(s.sg_min)}});
+                                         {"SG_MIN", std::to_string(s.sg_min)}, {"DIRECT", std::to_string(s.direct)},
+                                         {"O_F16", tf(s.q_f16)}});
       break;
     case AttnKernel::DecodeStaged:
       v.shader = "attention_decode";

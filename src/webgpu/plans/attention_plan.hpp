@@ -27,12 +27,13 @@ struct AttnShader {
   uint16_t nsg = 0, hpw = 0, bkv = 0;       // PrefillSg: subgroups, query heads per workgroup, keys per tile
   uint16_t lpr = 0;                         // PrefillSg: lanes per score row (1 or sgs / sm)
   uint16_t debug_s = 0;                     // PrefillSg: diagnosis mode (AttentionTuning::prefill_sg_debug)
+  uint16_t direct = 0;                      // DecodeSg with one key split: stores O, no reduction pass
 };
 
 struct AttnPlan {
   AttnShader shader;
   uint8_t o_f16 = 0;        // decode: the reduction pass writes packed f16
-  uint32_t n_split = 0;     // decode: key splits (workgroups along x of pass 1)
+  uint32_t n_split = 0;     // decode: key splits (workgroups along x of pass 1; 1 with shader.direct)
   uint32_t chunk = 0;       // decode: keys per split
   bool empty = false;       // nothing to compute (no heads or head dim 0)
   PipelineKey key() const;  // prefill or decode pass 1

@@ -72,6 +72,7 @@ AttentionTuning attention_from(const Settings& s) {
   t.prefill_scalar = *s.attn_prefill_scalar;
   if (const auto& g = *s.attn_prefill_sg) t.prefill_sg = {g->v[0], g->v[1], g->v.size() > 2 ? g->v[2] : 0u};
   t.decode_split = *s.attn_decode_split;
+  t.decode_direct = *s.attn_decode_direct;
   t.warps = *s.attn_decode_warps;
   t.lanes = *s.attn_decode_lanes;
   t.unroll = *s.attn_decode_unroll;

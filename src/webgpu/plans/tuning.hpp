@@ -74,6 +74,9 @@ struct AttentionTuning {
   // (k(key r % SM, head, j), j < SK); 4 the scores over d < SK alone (one product).
   uint8_t prefill_sg_debug = 0;
   bool decode_split = false;  // always the staged split-KV kernel, never the subgroup one
+  // The subgroup decode with one key split stores the normalized output itself instead of
+  // partials for the reduction pass (same values, one dispatch less per call).
+  bool decode_direct = true;
   std::optional<uint32_t> warps, lanes, unroll, chunk;  // the subgroup kernel's shape; unset: the plan's
 };
 

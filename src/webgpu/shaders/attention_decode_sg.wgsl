@@ -11,11 +11,15 @@ enable subgroups;
 // loop trip (more loads in flight). At the end of the chunk the groups' states are merged
 // (shuffles within a subgroup, workgroup memory across subgroups) into the partial format of
 // attention_decode (part_acc, part_ml) that attention_decode_reduce combines.
+// DIRECT (the plan's choice when there is one split, e.g. a short context): the merged state
+// is the whole row's, so the workgroup divides by l and stores O (attention_out's store_o,
+// O_F16 as there) with the reduction's arithmetic, and the reduction pass is not launched:
+// one dispatch and one round trip through the partials less.
 //
 // The launcher (kernels/nn.cpp) picks this kernel only when L <= the device's smallest
 // subgroup and WG is a multiple of its largest one, and relies, like q_mv_stream_sg, on
 // subgroups being aligned runs of local_invocation_index in a 1-D workgroup.
-// Defines: Q_F16, K_F16, M_F16 (packed f16 operands), D, G, L, WG, U, SG_MIN.
+// Defines: Q_F16, K_F16, M_F16 (packed f16 operands), D, G, L, WG, U, SG_MIN, DIRECT, O_F16.
 #include "attention_common"
 #include "ew_f16"
 
@@ -39,10 +43,17 @@ const NSUB: u32 = WG / {{SG_MIN}}u;    // most subgroups a workgroup can have
 @group(0) @binding(1) var<storage, read> k: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> v: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
+#if DIRECT
+const O_F16: bool = {{O_F16}};
+@group(0) @binding(4) var<storage, read_write> o: array<atomic<u32>>;
+@group(0) @binding(5) var<uniform> p: AttnParams;
+#include "attention_out"
+#else
 // Partials, indexed by ((i * heads + h) * n_split + split): acc [.., D], ml [.., 2] = (m, l).
 @group(0) @binding(4) var<storage, read_write> part_acc: array<f32>;
 @group(0) @binding(5) var<storage, read_write> part_ml: array<f32>;
 @group(0) @binding(6) var<uniform> p: AttnParams;
+#endif
 
 var<workgroup> wm: array<f32, NSUB * G>;  // per-subgroup maxima
 var<workgroup> wacc: array<f32, G * D>;   // merged accumulator, natural dim order
@@ -200,6 +211,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
   }
+#if DIRECT
+  // attention_decode_reduce with one split: weight exp(m - m) = 1 (0 when l == 0, where acc is
+  // 0 too), out = acc / l (0 without a visible key), NaN for a poisoned row.
+  for (var e = lid; e < G * D; e += WG) {
+    let h = e / D;
+    let inv = select(0.0, 1.0 / wl[h], wl[h] > 0.0);
+    store_o((qi * p.heads + g * G + h) * D + e % D, select(wacc[e] * inv, attn_nan(), attn_poisoned(mw[h])));
+  }
+#else
   for (var e = lid; e < G * D; e += WG) {
     let h = e / D;
     let slot = (qi * p.heads + g * G + h) * p.n_split + split;
@@ -209,4 +229,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       part_ml[slot * 2u + 1u] = wl[h];
     }
   }
+#endif
 }
