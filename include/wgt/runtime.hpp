@@ -77,6 +77,22 @@ struct OutSpec {
   DType dtype;
 };
 
+// While alive, the calling thread's ops whose inputs are all on the host run on the CPU under
+// policy auto, whatever their work: the load threshold no longer sends them to WebGPU. Why: a
+// large op on host tensors is offloaded with its inputs uploaded for that one call, which for
+// a language model on the CPU meant uploading every weight on every forward, and on a software
+// adapter (lavapipe) running on the very cores the CPU kernels would use. LanguageModel holds
+// one around the work of a model loaded on the CPU. Nestable; other threads are unaffected;
+// ops with device inputs and policy gpu-strict decide as before.
+class KeepHostOpsOnCpu {
+ public:
+  KeepHostOpsOnCpu();
+  ~KeepHostOpsOnCpu();
+  KeepHostOpsOnCpu(const KeepHostOpsOnCpu&) = delete;
+  KeepHostOpsOnCpu& operator=(const KeepHostOpsOnCpu&) = delete;
+  static bool active();  // on the calling thread
+};
+
 // Threads. Ops may be called from any thread. The runtime has one lock (recursive: an op may
 // run other ops); run() and every public method below that touches shared state take it, so
 // the policy, the stats, the trace log, the residency bookkeeping and the device backends are

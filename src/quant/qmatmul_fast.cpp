@@ -15,6 +15,7 @@
 namespace wgt::quant {
 namespace {
 
+#ifndef WGT_FAST_AVX2
 // One decoded block: codes q[0..qk), sub-block size g, affine pairs a[j], c[j] (w = a*q + c).
 struct Decoded {
   alignas(32) float q[kQK256];
@@ -85,6 +86,8 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
   }
 }
 
+#endif  // !WGT_FAST_AVX2
+
 // Dot product of n floats, n a multiple of 32. Several accumulators: a single running sum
 // would serialize on the FMA latency (and the compiler may not reassociate it).
 inline float dot(const float* a, const float* b, int64_t n) {
@@ -109,16 +112,139 @@ inline float dot(const float* a, const float* b, int64_t n) {
 #endif
 }
 
-}  // namespace
+#ifdef WGT_FAST_AVX2
+// ---- AVX2 block expansion: the block's values as f32, 8 at a time ----
+// The scalar decode above converts and stores one code at a time, and then loops again for
+// the affine step; at decode (M = 1) that was most of the product's time, for a kernel that
+// should be bound by reading W. Here codes are split and widened 8 per instruction and the
+// affine step is one FMA: w = a * q + c (for Q4_0, c = -8a exactly, so the FMA's one rounding
+// gives d * (q - 8) as the reference does).
 
-void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
-                    size_t w_row_bytes, int64_t N, float* y) {
+inline float h2f_fast(uint16_t h) { return _cvtsh_ss(h); }
+
+// 8 codes (the low 8 bytes of `b`, unsigned or signed) -> a * q + c, stored at out.
+inline void put8u(__m128i b, __m256 a, __m256 c, float* out) {
+  _mm256_storeu_ps(out, _mm256_fmadd_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), c));
+}
+inline void put8s(__m128i b, __m256 a, float* out) {
+  _mm256_storeu_ps(out, _mm256_mul_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))));
+}
+// 16 codes of one 128-bit register with one affine pair.
+inline void put16u(__m128i b, float a, float c, float* out) {
+  const __m256 va = _mm256_set1_ps(a), vc = _mm256_set1_ps(c);
+  put8u(b, va, vc, out);
+  put8u(_mm_srli_si128(b, 8), va, vc, out + 8);
+}
+inline void put16s(__m128i b, float a, float* out) {
+  const __m256 va = _mm256_set1_ps(a);
+  put8s(b, va, out);
+  put8s(_mm_srli_si128(b, 8), va, out + 8);
+}
+
+// Writes the qk values of the block at p to dst (a template: the format's case is chosen once
+// per call, and the small blocks of the 32-element formats inline into the row loop).
+template <QType t>
+inline void expand(const uint8_t* p, float* dst) {
+  const __m128i m4 = _mm_set1_epi8(0x0F);
+  const __m256i m4y = _mm256_set1_epi8(0x0F);
+  switch (t) {
+    case QType::Q8_0: {
+      const auto& b = *reinterpret_cast<const BlockQ8_0*>(p);
+      const float d = h2f_fast(b.d);
+      put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)), d, dst);
+      put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16)), d, dst + 16);
+      return;
+    }
+    case QType::Q4_0:
+    case QType::Q4_1: {
+      // Same nibble order; Q4_0's zero point is -8 d, Q4_1's the stored m.
+      const bool one = t == QType::Q4_1;
+      const auto& b0 = *reinterpret_cast<const BlockQ4_0*>(p);
+      const auto& b1 = *reinterpret_cast<const BlockQ4_1*>(p);
+      const float d = h2f_fast(b0.d), c = one ? h2f_fast(b1.m) : -8.f * d;
+      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(one ? b1.qs : b0.qs));
+      put16u(_mm_and_si128(raw, m4), d, c, dst);
+      put16u(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), d, c, dst + 16);
+      return;
+    }
+    case QType::Q4_K:
+    case QType::Q5_K: {
+      const bool five = t == QType::Q5_K;
+      const auto& b4 = *reinterpret_cast<const BlockQ4_K*>(p);
+      const auto& b5 = *reinterpret_cast<const BlockQ5_K*>(p);
+      const uint8_t* qs = five ? b5.qs : b4.qs;
+      const float d = h2f_fast(b4.d), dmin = h2f_fast(b4.dmin);
+      const __m256i qh = five ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b5.qh)) : _mm256_setzero_si256();
+      const __m256i bit = _mm256_set1_epi8(1);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+        __m256i lo = _mm256_and_si256(raw, m4y), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4y);
+        if (five) {
+          // bit 2c (2c + 1) of qh[l] is bit 4 of element 64c + l (64c + 32 + l); shifts of 16-bit
+          // lanes are masked back to one bit per byte before moving it up within the byte.
+          lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c)), bit), 4));
+          hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * c + 1)), bit), 4));
+        }
+        for (int h = 0; h < 2; ++h) {
+          uint8_t sc, mn;
+          unpack_scale_min_k(b4.scales, 2 * c + h, sc, mn);
+          const __m256i v = h ? hi : lo;
+          const float a = d * sc, cc = -dmin * mn;
+          float* out = dst + 64 * c + 32 * h;
+          put16u(_mm256_castsi256_si128(v), a, cc, out);
+          put16u(_mm256_extracti128_si256(v, 1), a, cc, out + 16);
+        }
+      }
+      return;
+    }
+    case QType::Q6_K: {
+      const auto& b = *reinterpret_cast<const BlockQ6_K*>(p);
+      const float d = h2f_fast(b.d);
+      const __m256i m3 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+        // Two high bits of element 128h + 32r + l are bits 2r, 2r+1 of qh[32h + l].
+        auto high = [&](int r) {
+          return _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * r)), m3), 4);
+        };
+        const __m256i q[4] = {_mm256_or_si256(_mm256_and_si256(l0, m4y), high(0)),
+                              _mm256_or_si256(_mm256_and_si256(l1, m4y), high(1)),
+                              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4y), high(2)),
+                              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4y), high(3))};
+        for (int r = 0; r < 4; ++r) {
+          const __m256i v = _mm256_sub_epi8(q[r], off);  // q - 32, as signed bytes
+          const int j = 8 * h + 2 * r;                   // sub-blocks of 16: j, then j + 1
+          float* out = dst + 128 * h + 32 * r;
+          put16s(_mm256_castsi256_si128(v), d * b.scales[j], out);
+          put16s(_mm256_extracti128_si256(v, 1), d * b.scales[j + 1], out + 16);
+        }
+      }
+      return;
+    }
+  }
+}
+#else
+// Writes the qk values of the block at p to dst (portable: decode, then the affine step).
+template <QType t>
+void expand(const uint8_t* p, float* dst) {
+  Decoded dec;
+  decode(t, p, dec);
+  for (int j = 0; j < dec.nsub; ++j) {
+    const float a = dec.a[j], c = dec.c[j];
+    for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
+  }
+}
+#endif
+
+template <QType t>
+void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes, int64_t N, float* y) {
   const QTypeInfo& info = qtype_info(t);
   const int64_t qk = info.block_elems;
   const int64_t work_per_row = std::max<int64_t>(1, K * M);
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work_per_row);
   cpu_fast::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
-    Decoded dec;
     alignas(32) float wb[kQK256];  // the current block's values
     std::vector<double> acc(static_cast<size_t>(M));
     for (int64_t n = n0; n < n1; ++n) {
@@ -128,20 +254,28 @@ void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t
       // to amortize their horizontal sums.
       for (int64_t e0 = 0; e0 < K; e0 += kQK256) {
         const int64_t len = std::min<int64_t>(kQK256, K - e0);
-        for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi) {
-          decode(t, row + static_cast<size_t>(bi) * info.block_bytes, dec);
-          float* dst = wb + (bi * qk - e0);
-          for (int j = 0; j < dec.nsub; ++j) {
-            const float a = dec.a[j], c = dec.c[j];
-            for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
-          }
-        }
+        for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
+          expand<t>(row + static_cast<size_t>(bi) * info.block_bytes, wb + (bi * qk - e0));
         // per-chunk partial sums accumulate in double: long K stays accurate
         for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += dot(wb, x + m * K + e0, len);
       }
       for (int64_t m = 0; m < M; ++m) y[m * N + n] = static_cast<float>(acc[static_cast<size_t>(m)]);
     }
   });
+}
+
+}  // namespace
+
+void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
+                    size_t w_row_bytes, int64_t N, float* y) {
+  switch (t) {
+    case QType::Q8_0: return qmatmul_rows<QType::Q8_0>(x, M, K, w, w_row_bytes, N, y);
+    case QType::Q4_0: return qmatmul_rows<QType::Q4_0>(x, M, K, w, w_row_bytes, N, y);
+    case QType::Q4_1: return qmatmul_rows<QType::Q4_1>(x, M, K, w, w_row_bytes, N, y);
+    case QType::Q4_K: return qmatmul_rows<QType::Q4_K>(x, M, K, w, w_row_bytes, N, y);
+    case QType::Q5_K: return qmatmul_rows<QType::Q5_K>(x, M, K, w, w_row_bytes, N, y);
+    case QType::Q6_K: return qmatmul_rows<QType::Q6_K>(x, M, K, w, w_row_bytes, N, y);
+  }
 }
 
 }  // namespace wgt::quant

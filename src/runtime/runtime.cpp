@@ -57,7 +57,12 @@ namespace {
 // asks for, and another thread's ops must not overwrite it between the op and the question.
 // One runtime per process, so one per-thread slot suffices.
 thread_local OpDecision t_last_decision;
+thread_local int t_keep_host_ops = 0;  // depth of KeepHostOpsOnCpu scopes on this thread
 }  // namespace
+
+KeepHostOpsOnCpu::KeepHostOpsOnCpu() { ++t_keep_host_ops; }
+KeepHostOpsOnCpu::~KeepHostOpsOnCpu() { --t_keep_host_ops; }
+bool KeepHostOpsOnCpu::active() { return t_keep_host_ops > 0; }
 
 const OpDecision& Runtime::last_decision() const { return t_last_decision; }
 
@@ -303,12 +308,15 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
     reason_text = "policy cpu-only";
   } else {
     std::string why;
-    DeviceBackend* gpu = webgpu_backend(target.is_webgpu() ? target.index : 0, &why);
+    // Host ops kept on the CPU do not even probe for an adapter.
+    const bool keep_host = t_keep_host_ops > 0 && !target.is_webgpu() && policy_.mode != PolicyMode::GpuStrict;
+    DeviceBackend* gpu = keep_host ? nullptr : webgpu_backend(target.is_webgpu() ? target.index : 0, &why);
     bool want_gpu = target.is_webgpu() || policy_.mode == PolicyMode::GpuStrict ||
                     (gpu && call.work >= policy_.min_gpu_work);
     if (!want_gpu) {
       chosen = &cpu;
-      reason_text = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
+      reason_text = keep_host ? std::string("inputs on host, kept on the CPU (KeepHostOpsOnCpu)")
+                              : "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
     } else if (!gpu) {
       if (device_only) return false;
       if (policy_.mode == PolicyMode::GpuStrict || writes_device || (target.is_webgpu() && !policy_.allow_fallback))

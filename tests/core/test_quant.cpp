@@ -262,6 +262,42 @@ TEST(QuantMatmul, FastMatchesReferenceOddShapes) {
       }
 }
 
+// Every bit of the codes reaches the fast kernel's block expansion (AVX2 where built) as the
+// reference dequantization reads it: blocks of random bytes (fp16 scales replaced by random
+// finite ones), and x = unit vectors, so each output is one weight, w[n, k], with no sum.
+TEST(QuantMatmul, FastReadsEveryCodeBitOfRandomBlocks) {
+  std::mt19937 rng(2024);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-2.f, 2.f);
+  for (QType t : kAll) {
+    const QTypeInfo& info = qtype_info(t);
+    const int64_t N = 3, K = 2 * kQK256;
+    const size_t row_bytes = static_cast<size_t>(K / info.block_elems) * info.block_bytes;
+    std::vector<uint8_t> raw(N * row_bytes);
+    for (auto& b : raw) b = static_cast<uint8_t>(byte(rng));
+    // The fp16 fields: d (and m / dmin) first in every format but Q6_K, whose d is last.
+    for (size_t off = 0; off < raw.size(); off += info.block_bytes) {
+      const size_t d_at = t == QType::Q6_K ? info.block_bytes - 2 : 0;
+      const int halves = (t == QType::Q4_1 || t == QType::Q4_K || t == QType::Q5_K) ? 2 : 1;
+      for (int h = 0; h < halves; ++h) {
+        const uint16_t v = f32_to_f16(scale(rng));
+        std::memcpy(&raw[off + d_at + 2 * h], &v, 2);
+      }
+    }
+    std::vector<float> want(static_cast<size_t>(N * K));
+    for (int64_t n = 0; n < N; ++n) dequantize_row(t, raw.data() + n * row_bytes, want.data() + n * K, K);
+    std::vector<float> x(static_cast<size_t>(K * K), 0.f), y(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(k * K + k)] = 1.f;
+    qmatmul_t_fast(t, x.data(), K, K, raw.data(), row_bytes, N, y.data());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) {
+        const float w = want[static_cast<size_t>(n * K + k)], got = y[static_cast<size_t>(k * N + n)];
+        // one rounding (FMA) against the reference's own: 1 ulp
+        ASSERT_NEAR(got, w, std::fabs(w) * 2e-7f + 1e-30f) << qtype_name(t) << " row " << n << " element " << k;
+      }
+  }
+}
+
 TEST(QuantMatmul, MatchesDenseMatmulOfDequantizedWeightAndBatchesX) {
   const int64_t K = 256, N = 5;
   const QTensor w = quantize(F(weights(N * K, 3), {N, K}), QType::Q4_K);

@@ -1,9 +1,16 @@
 // Execution policy: thresholds, fallback, strict mode, budget, LRU eviction, pinning, stress.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <random>
+#include <thread>
 
 #include "webgpu_test.hpp"
+#include "wgt/model.hpp"
+#include "wgt/synthetic.hpp"
 #include "wgt/wgt.hpp"
 
 using namespace wgt;
@@ -59,6 +66,64 @@ TEST_F(PolicyTest, HostInputsAboveThresholdRunOnWebGPUAndComeBack) {
   EXPECT_EQ(c.calls, 1u);
   EXPECT_GE(c.bytes_uploaded, 400u);
   EXPECT_GE(c.bytes_downloaded, 400u);
+}
+
+// KeepHostOpsOnCpu: the calling thread's host ops stay on the CPU whatever their work (other
+// threads and device inputs decide as before), nested scopes count, and a language model
+// loaded on the CPU holds one: its load and forward record no WebGPU decision under policy
+// auto with a threshold every op passes.
+TEST_F(PolicyTest, KeepHostOpsOnCpuScopesTheThreadsHostOps) {
+  set([](Policy& p) { p.min_gpu_work = 10; });
+  Tensor a = Tensor::from_vector(iota(100, 0), {100});
+  auto backend_of_add = [&] {
+    (void)add(a, a);
+    return Runtime::get().last_decision().backend;
+  };
+  EXPECT_EQ(backend_of_add(), "webgpu:0");
+  {
+    KeepHostOpsOnCpu outer;
+    {
+      KeepHostOpsOnCpu inner;
+      EXPECT_EQ(backend_of_add(), "cpu-fast");
+    }
+    EXPECT_TRUE(KeepHostOpsOnCpu::active());
+    EXPECT_EQ(backend_of_add(), "cpu-fast");
+    EXPECT_NE(Runtime::get().last_decision().reason.find("KeepHostOpsOnCpu"), std::string::npos);
+    std::string other;  // another thread is not in the scope
+    std::thread t([&] { other = backend_of_add(); });
+    t.join();
+    EXPECT_EQ(other, "webgpu:0");
+    Tensor d = a.to(Device::webgpu(0));  // device inputs still run on their device
+    (void)add(d, d);
+    EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
+  }
+  EXPECT_FALSE(KeepHostOpsOnCpu::active());
+  EXPECT_EQ(backend_of_add(), "webgpu:0");
+}
+
+TEST_F(PolicyTest, LanguageModelOnTheCpuNeverOffloads) {
+  set([](Policy& p) { p.min_gpu_work = 1; });
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("wgt-keep-host-" + std::to_string(::getpid()) + ".gguf")).string();
+  write_synthetic_model(path, synthetic_shape("tiny"), "q8_0", 3);
+  Runtime::get().set_record_log(false);  // clears the log
+  Runtime::get().set_record_log(true);
+  {
+    LanguageModel m = LanguageModel::load(path, {});
+    const Tensor logits = m.forward({1, 5, 9});
+    EXPECT_EQ(logits.shape(), (Shape{1, m.config().n_vocab}));
+  }
+  size_t ops = 0;
+  for (const auto& d : Runtime::get().trace_log()) {
+    ++ops;
+    EXPECT_EQ(d.backend.rfind("cpu", 0), 0u) << d.op << " ran on " << d.backend << " (" << d.reason << ")";
+  }
+  EXPECT_GT(ops, 10u);
+  Runtime::get().set_record_log(false);
+  std::remove(path.c_str());
+  Tensor a = Tensor::from_vector(iota(100, 0), {100});
+  (void)add(a, a);  // the model's scope ended with its calls
+  EXPECT_EQ(Runtime::get().last_decision().backend, "webgpu:0");
 }
 
 TEST_F(PolicyTest, UnsupportedDtypeFallsBackAndIsCounted) {
