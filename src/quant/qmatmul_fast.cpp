@@ -88,30 +88,6 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
 
 #endif  // !WGT_FAST_AVX2
 
-// Dot product of n floats, n a multiple of 32. Several accumulators: a single running sum
-// would serialize on the FMA latency (and the compiler may not reassociate it).
-inline float dot(const float* a, const float* b, int64_t n) {
-#ifdef WGT_FAST_AVX2
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n; i += 32) {
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-  }
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-  h = _mm_hadd_ps(h, h);
-  h = _mm_hadd_ps(h, h);
-  return _mm_cvtss_f32(h);
-#else
-  float acc[8] = {};
-  for (int64_t i = 0; i < n; i += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-#endif
-}
-
 #ifdef WGT_FAST_AVX2
 // ---- AVX2 block expansion: the block's values as f32, 8 at a time ----
 // The scalar decode above converts and stores one code at a time, and then loops again for
@@ -257,7 +233,7 @@ void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t
         for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
           expand<t>(row + static_cast<size_t>(bi) * info.block_bytes, wb + (bi * qk - e0));
         // per-chunk partial sums accumulate in double: long K stays accurate
-        for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += dot(wb, x + m * K + e0, len);
+        for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += cpu_fast::dot_row(wb, x + m * K + e0, len);
       }
       for (int64_t m = 0; m < M; ++m) y[m * N + n] = static_cast<float>(acc[static_cast<size_t>(m)]);
     }

@@ -335,6 +335,39 @@ TEST_F(FastVsRef, MatmulShapesLayoutsAndDtypes) {
   check("mm i32", [&] { return matmul(ia, ib); }, 0.0, Expect::Fallback);
 }
 
+// x W^T with a 16-bit W and at most 8 rows of x (the direct half-weight product; 9 rows go
+// to BLAS): f32 x (mixed) and half x, batched x folded over one W, x as a transposed view, W
+// rows with a stride past K (a column slice), K not a multiple of the 256-value chunk, and
+// NaN / inf / huge weights, which must reach the outputs as in the reference.
+TEST_F(FastVsRef, MatmulTFewRowsAgainstHalfWeights) {
+  for (DType wt : {DType::F16, DType::BF16}) {
+    const std::string w_name = dtype_name(wt);
+    for (int64_t M : {1, 3, 8, 9}) {
+      const std::string s = w_name + " M " + std::to_string(M);
+      Tensor x = randn({M, 517}, 700 + M);
+      Tensor w = randn({37, 517}, 701, wt);
+      check(("x f32, W " + s).c_str(), [&] { return matmul_t(x, w); }, 1e-4);
+      Tensor xh = randn({M, 517}, 702 + M, wt);
+      check(("x and W " + s).c_str(), [&] { return matmul_t(xh, w); }, 1e-4);
+    }
+    Tensor xb = randn({2, 3, 300}, 710);  // 6 rows over one W
+    Tensor wide = randn({11, 320}, 711, wt).slice(1, 0, 300);  // rows 320 apart
+    check(("batched x, sliced W " + w_name).c_str(), [&] { return matmul_t(xb, wide); }, 1e-4);
+    Tensor xt = randn({300, 4}, 712).t();  // [4, 300], K strided
+    check(("x^T view " + w_name).c_str(), [&] { return matmul_t(xt, wide); }, 1e-4);
+    Tensor special = run_mode(CpuMode::Reference, [&] {
+      std::vector<float> v(5 * 64, 0.25f);
+      v[3] = NAN;
+      v[64 + 7] = INFINITY;
+      v[128 + 1] = -INFINITY;
+      v[192] = 6e4f;  // near f16's largest
+      return cast(Tensor::from_vector(v, {5, 64}), wt);
+    });
+    Tensor x2 = randn({2, 64}, 713);
+    check(("NaN/inf weights " + w_name).c_str(), [&] { return matmul_t(x2, special); }, 1e-4);
+  }
+}
+
 TEST(ParallelFor, CoversRangeOnceAndNests) {
   const int64_t n = 100003;
   std::vector<std::atomic<int>> seen(n);

@@ -3,6 +3,7 @@
 // whose matrix has a unit stride on either axis go to BLAS as they are (lda/ldb/transpose),
 // others are compacted first. Batches run one GEMM after another and BLAS threads each one
 // (see parallel.hpp); an unbatched right operand is folded into one tall GEMM.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -172,6 +173,48 @@ bool try_matmul(OpCall& call) {
 }
 
 namespace {
+// Rows of x at most this many: the direct half-weight product below, else BLAS.
+constexpr int64_t kSmallM = 8;
+
+// y = x W^T for a few rows of x and a 2-D f16/bf16 W [N, K] with contiguous rows: a model's
+// decode step with 16-bit weights. The BLAS path converts all of W to a new f32 tensor at
+// every call (twice the bytes written and read again, and fresh pages) for a product that
+// reads each weight once; here each row of W is widened 256 values at a time into an L1
+// buffer and dotted with every row of x (chunk sums in f32, their total in f64). x and y are
+// f32, or the half dtype of W (converted once: they are small).
+bool try_small_m_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
+  const int64_t K = a_in.shape().back(), N = b.shape()[0];
+  const int64_t M = a_in.numel() / K;
+  if (b.dim() != 2 || b.strides()[1] != 1 || M > kSmallM) return false;
+  const DType wt = b.dtype();
+  const Tensor a = a_in.dtype() == DType::F32 ? compact(a_in) : to_f32(a_in);
+  const float* x = a.data<float>();
+  Tensor yf = y.dtype() == DType::F32 ? y : Tensor::empty(y.shape(), DType::F32);
+  float* out = yf.data<float>();
+  const uint8_t* w = static_cast<const uint8_t*>(b.data_ptr());
+  const size_t row_bytes = static_cast<size_t>(b.strides()[0]) * 2;
+  constexpr int64_t kChunk = 256;
+  parallel_for(0, N, std::max<int64_t>(1, (int64_t{1} << 16) / (K * M)), [&](int64_t n0, int64_t n1) {
+    alignas(32) float wb[kChunk];
+    double acc[kSmallM];
+    for (int64_t n = n0; n < n1; ++n) {
+      std::fill(acc, acc + M, 0.0);
+      const uint8_t* row = w + static_cast<size_t>(n) * row_bytes;
+      for (int64_t e0 = 0; e0 < K; e0 += kChunk) {
+        const int64_t len = std::min(kChunk, K - e0);
+        half_to_f32_row(wt, row + 2 * e0, wb, len);
+        for (int64_t m = 0; m < M; ++m) acc[m] += dot_row(wb, x + m * K + e0, len);
+      }
+      for (int64_t m = 0; m < M; ++m) out[m * N + n] = static_cast<float>(acc[m]);
+    }
+  });
+  if (y.dtype() != DType::F32) {
+    uint8_t* dst = static_cast<uint8_t*>(y.data_ptr());
+    f32_to_half_row(y.dtype(), out, dst, y.numel());
+  }
+  return true;
+}
+
 bool try_matmul_plain(OpCall& call) {
   if (call.inputs.size() != 2 || call.outputs.size() != 1) return false;
   const Tensor& a = call.inputs[0];
@@ -196,6 +239,9 @@ bool try_matmul_plain(OpCall& call) {
     return true;
   }
   if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
+  // Few rows against a 16-bit right operand in matmul_t form (W [N, K], shared by every batch).
+  if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) && try_small_m_half_weight(a, b, y))
+    return true;
   if (mixed) return run_gemm_compacting<float>(a, to_f32(b), tb, y);
   if (dt == DType::F32) return run_gemm_compacting<float>(a, b, tb, y);
   if (dt == DType::F64) return run_gemm_compacting<double>(a, b, tb, y);

@@ -93,6 +93,35 @@ inline __m256 exp256(__m256 x) {
 }
 #endif
 
+// Dot product of n floats in f32. Four accumulators: a single running sum would serialize on
+// the FMA latency (and the compiler may not reassociate it).
+inline float dot_row(const float* a, const float* b, int64_t n) {
+  int64_t i = 0;
+  float tail = 0.f;
+#ifdef WGT_FAST_AVX2
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+  const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  h = _mm_hadd_ps(h, h);
+  h = _mm_hadd_ps(h, h);
+  tail = _mm_cvtss_f32(h);
+#else
+  float acc[8] = {};
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  tail = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+#endif
+  for (; i < n; ++i) tail += a[i] * b[i];
+  return tail;
+}
+
 // dst[i] = exp(src[i]) for n floats (dst may alias src).
 inline void exp_row(const float* src, float* dst, int64_t n) {
   int64_t i = 0;
