@@ -15,6 +15,28 @@
 namespace wgt::quant {
 namespace {
 
+inline float h2f(uint16_t h) {
+#ifdef WGT_FAST_F16C
+  return _cvtsh_ss(h);
+#else
+  return f16_to_f32(h);
+#endif
+}
+
+// The fields of a Q4_K or Q5_K block (same offsets for what they share; qh only in Q5_K).
+struct KBlock {
+  const uint8_t* qs;
+  const uint8_t* qh;  // nullptr for Q4_K
+  const uint8_t* scales;
+  float d, dmin;
+};
+inline KBlock k_block(QType t, const uint8_t* p) {
+  const auto& b4 = *reinterpret_cast<const BlockQ4_K*>(p);
+  const auto& b5 = *reinterpret_cast<const BlockQ5_K*>(p);
+  const bool five = t == QType::Q5_K;
+  return {five ? b5.qs : b4.qs, five ? b5.qh : nullptr, b4.scales, h2f(b4.d), h2f(b4.dmin)};
+}
+
 #ifndef WGT_FAST_AVX2
 // One decoded block: codes q[0..qk), sub-block size g, affine pairs a[j], c[j] (w = a*q + c).
 struct Decoded {
@@ -22,8 +44,6 @@ struct Decoded {
   float a[kQK256 / 16], c[kQK256 / 16];  // Q6_K has the most sub-blocks: 16
   int g = 32, nsub = 1;
 };
-
-inline float h2f(uint16_t h) { return f16_to_f32(h); }
 
 void decode(QType t, const uint8_t* p, Decoded& out) {
   switch (t) {
@@ -47,22 +67,17 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
     }
     case QType::Q4_K:
     case QType::Q5_K: {
-      // Q4_K and Q5_K share d, dmin and scales at the same offsets; Q5_K adds qh.
-      const bool five = t == QType::Q5_K;
-      const auto& b4 = *reinterpret_cast<const BlockQ4_K*>(p);
-      const auto& b5 = *reinterpret_cast<const BlockQ5_K*>(p);
-      const uint8_t* qs = five ? b5.qs : b4.qs;
-      const float d = h2f(b4.d), dmin = h2f(b4.dmin);
+      const KBlock b = k_block(t, p);
       out.g = 32, out.nsub = 8;
       for (int j = 0; j < 8; ++j) {
         uint8_t sc, mn;
-        unpack_scale_min_k(b4.scales, j, sc, mn);
-        out.a[j] = d * sc, out.c[j] = -dmin * mn;
+        unpack_scale_min_k(b.scales, j, sc, mn);
+        out.a[j] = b.d * sc, out.c[j] = -b.dmin * mn;
       }
       for (int c = 0; c < 4; ++c)
         for (int l = 0; l < 32; ++l) {
-          int lo = qs[32 * c + l] & 0x0F, hi = qs[32 * c + l] >> 4;
-          if (five) lo |= ((b5.qh[l] >> (2 * c)) & 1) << 4, hi |= ((b5.qh[l] >> (2 * c + 1)) & 1) << 4;
+          int lo = b.qs[32 * c + l] & 0x0F, hi = b.qs[32 * c + l] >> 4;
+          if (b.qh) lo |= ((b.qh[l] >> (2 * c)) & 1) << 4, hi |= ((b.qh[l] >> (2 * c + 1)) & 1) << 4;
           out.q[64 * c + l] = static_cast<float>(lo), out.q[64 * c + 32 + l] = static_cast<float>(hi);
         }
       return;
@@ -96,8 +111,6 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
 // affine step is one FMA: w = a * q + c (for Q4_0, c = -8a exactly, so the FMA's one rounding
 // gives d * (q - 8) as the reference does).
 
-inline float h2f_fast(uint16_t h) { return _cvtsh_ss(h); }
-
 // 8 codes (the low 8 bytes of `b`, unsigned or signed) -> a * q + c, stored at out.
 inline void put8u(__m128i b, __m256 a, __m256 c, float* out) {
   _mm256_storeu_ps(out, _mm256_fmadd_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), c));
@@ -126,7 +139,7 @@ inline void expand(const uint8_t* p, float* dst) {
   switch (t) {
     case QType::Q8_0: {
       const auto& b = *reinterpret_cast<const BlockQ8_0*>(p);
-      const float d = h2f_fast(b.d);
+      const float d = h2f(b.d);
       put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)), d, dst);
       put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16)), d, dst + 16);
       return;
@@ -137,7 +150,7 @@ inline void expand(const uint8_t* p, float* dst) {
       const bool one = t == QType::Q4_1;
       const auto& b0 = *reinterpret_cast<const BlockQ4_0*>(p);
       const auto& b1 = *reinterpret_cast<const BlockQ4_1*>(p);
-      const float d = h2f_fast(b0.d), c = one ? h2f_fast(b1.m) : -8.f * d;
+      const float d = h2f(b0.d), c = one ? h2f(b1.m) : -8.f * d;
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(one ? b1.qs : b0.qs));
       put16u(_mm_and_si128(raw, m4), d, c, dst);
       put16u(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), d, c, dst + 16);
@@ -145,12 +158,11 @@ inline void expand(const uint8_t* p, float* dst) {
     }
     case QType::Q4_K:
     case QType::Q5_K: {
-      const bool five = t == QType::Q5_K;
-      const auto& b4 = *reinterpret_cast<const BlockQ4_K*>(p);
-      const auto& b5 = *reinterpret_cast<const BlockQ5_K*>(p);
-      const uint8_t* qs = five ? b5.qs : b4.qs;
-      const float d = h2f_fast(b4.d), dmin = h2f_fast(b4.dmin);
-      const __m256i qh = five ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b5.qh)) : _mm256_setzero_si256();
+      const KBlock kb = k_block(t, p);
+      const bool five = kb.qh != nullptr;
+      const uint8_t* qs = kb.qs;
+      const float d = kb.d, dmin = kb.dmin;
+      const __m256i qh = five ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb.qh)) : _mm256_setzero_si256();
       const __m256i bit = _mm256_set1_epi8(1);
       for (int c = 0; c < 4; ++c) {
         const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
@@ -163,7 +175,7 @@ inline void expand(const uint8_t* p, float* dst) {
         }
         for (int h = 0; h < 2; ++h) {
           uint8_t sc, mn;
-          unpack_scale_min_k(b4.scales, 2 * c + h, sc, mn);
+          unpack_scale_min_k(kb.scales, 2 * c + h, sc, mn);
           const __m256i v = h ? hi : lo;
           const float a = d * sc, cc = -dmin * mn;
           float* out = dst + 64 * c + 32 * h;
@@ -175,7 +187,7 @@ inline void expand(const uint8_t* p, float* dst) {
     }
     case QType::Q6_K: {
       const auto& b = *reinterpret_cast<const BlockQ6_K*>(p);
-      const float d = h2f_fast(b.d);
+      const float d = h2f(b.d);
       const __m256i m3 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
       for (int h = 0; h < 2; ++h) {
         const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
