@@ -32,7 +32,7 @@ const char* kBenchHelp =
     "  -n, --n-gen N         generated tokens of the tg test (default 128; 0 = skip)\n"
     "  -d, --depth N         tokens already in the context before the tg test (default 0)\n"
     "  -r, --repetitions N   timed runs of each test (default 3)\n"
-    "      --device D        auto (default), cpu, webgpu, webgpu:N\n"
+    "      --device D        auto (default: webgpu:0 when it is a hardware adapter, else cpu), cpu, webgpu, webgpu:N\n"
     "  -c, --ctx N           context length (default: enough for the tests)\n"
     "      --cache-type T    KV cache element type: f32 (default) or f16 (half the cache traffic)\n"
     "      --synthetic-cache DIR  keep the synthetic model in DIR (wgt-synthetic-SHAPE-TYPE.gguf) and reuse it\n"
@@ -75,7 +75,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (!cache_dir.empty() && shape.empty()) throw UsageError("--synthetic-cache needs --synthetic SHAPE");
   if (!json_file.empty()) bench::json_to(json_file);
   if (shape.empty() == ma.path.empty()) throw UsageError("give exactly one of -m FILE and --synthetic SHAPE");
-  const Device dev = resolve_device(ma.device);
+  const Device dev = resolve_device(ma.device, ma.quiet);
 
   std::string path = ma.path;
   bool remove_after = false;

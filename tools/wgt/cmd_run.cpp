@@ -32,7 +32,7 @@ const char* kRunHelp =
     "  -s, --seed S            sampling seed (default: random, printed in the statistics)\n"
     "  -c, --ctx N             context length (default min(the model's, 4096))\n"
     "      --cache-type T      KV cache element type: f32 (default) or f16 (half the cache traffic)\n"
-    "      --device D          auto (default: webgpu:0 when usable, else cpu), cpu, webgpu, webgpu:N\n"
+    "      --device D          auto (default: webgpu:0 when it is a hardware adapter, else cpu), cpu, webgpu, webgpu:N\n"
     "      --ignore-eos        never sample end-of-generation tokens (generate exactly -n tokens)\n"
     "      --print-tokens      print the prompt + generated token ids on the last line of stdout\n"
     "  -q, --quiet             no progress bar, no statistics on stderr\n";
@@ -92,7 +92,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const bool ignore_eos = a.flag("ignore-eos");
   const PromptArgs pa = parse_prompt(a);
   a.finish();
-  const Device dev = resolve_device(ma.device);
+  const Device dev = resolve_device(ma.device, ma.quiet);
   const std::string path = ma.path.empty() ? default_model_path(!ma.quiet) : ma.path;
   LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet, ma.cache_type);
   const Tokenizer tok = tokenizer_from_gguf(*lm.file);
@@ -146,7 +146,7 @@ int cmd_logits(const std::vector<std::string>& argv) {
   const PromptArgs pa = parse_prompt(a);
   if (!pa.ids && !pa.text) throw UsageError("give the input as --tokens IDS or -p TEXT");
   a.finish();
-  const Device dev = resolve_device(ma.device);
+  const Device dev = resolve_device(ma.device, ma.quiet);
   const std::string path = ma.path.empty() ? default_model_path(!ma.quiet) : ma.path;
   LoadedModel lm = load_model(path, dev, ma.n_ctx, ma.quiet, ma.cache_type);
   const Tokenizer tok = tokenizer_from_gguf(*lm.file);

@@ -10,9 +10,12 @@
 
 namespace wgt::cli {
 
-// "auto" (WebGPU adapter 0 when one is usable, else the CPU), "cpu", "webgpu" or "webgpu:N".
-// An explicit WebGPU device that is unavailable is an error naming why.
-Device resolve_device(const std::string& spec);
+// "auto" (WebGPU adapter 0 when it is a usable hardware adapter, else the CPU), "cpu", "webgpu"
+// or "webgpu:N". A software adapter (lavapipe, adapter type cpu) runs WebGPU's kernels on the
+// same cores as the CPU backend, slower than its BLAS/SIMD kernels by far on real models, so
+// auto takes the CPU there (saying so unless quiet); --device webgpu still selects it. An
+// explicit WebGPU device that is unavailable is an error naming why.
+Device resolve_device(const std::string& spec, bool quiet = true);
 
 // The built-in default model: synthetic shape "tiny" (random weights, F16), generated through
 // the GGUF writer on first use into $XDG_CACHE_HOME/wgtensor (else ~/.cache/wgtensor, else /tmp).
