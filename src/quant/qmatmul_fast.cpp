@@ -111,37 +111,55 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
 // affine step is one FMA: w = a * q + c (for Q4_0, c = -8a exactly, so the FMA's one rounding
 // gives d * (q - 8) as the reference does).
 
-// 8 codes (the low 8 bytes of `b`, unsigned or signed) -> a * q + c, stored at out.
-inline void put8u(__m128i b, __m256 a, __m256 c, float* out) {
-  _mm256_storeu_ps(out, _mm256_fmadd_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), c));
+// Where a block's values go, 16 at a time (two vectors of 8, element i and i + 8 of the
+// block's place in the 256-value chunk): stored to the chunk buffer (any M), or, for one row of
+// x, multiplied straight into two running sums (no store and reload of the values).
+struct StoreSink {
+  float* dst;
+  void put16(int64_t i, __m256 v0, __m256 v1) {
+    _mm256_storeu_ps(dst + i, v0);
+    _mm256_storeu_ps(dst + i + 8, v1);
+  }
+};
+struct DotSink {
+  const float* x;  // x at the chunk's first element
+  __m256 s0, s1;
+  void put16(int64_t i, __m256 v0, __m256 v1) {
+    s0 = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x + i), s0);
+    s1 = _mm256_fmadd_ps(v1, _mm256_loadu_ps(x + i + 8), s1);
+  }
+};
+
+// 8 codes (the low 8 bytes of `b`, unsigned or signed) -> a * q + c.
+inline __m256 widen8u(__m128i b, __m256 a, __m256 c) {
+  return _mm256_fmadd_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), c);
 }
-inline void put8s(__m128i b, __m256 a, float* out) {
-  _mm256_storeu_ps(out, _mm256_mul_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))));
-}
-// 16 codes of one 128-bit register with one affine pair.
-inline void put16u(__m128i b, float a, float c, float* out) {
+inline __m256 widen8s(__m128i b, __m256 a) { return _mm256_mul_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))); }
+// 16 codes of one 128-bit register with one affine pair, to element i of the sink.
+template <class Sink>
+inline void put16u(Sink& k, int64_t i, __m128i b, float a, float c) {
   const __m256 va = _mm256_set1_ps(a), vc = _mm256_set1_ps(c);
-  put8u(b, va, vc, out);
-  put8u(_mm_srli_si128(b, 8), va, vc, out + 8);
+  k.put16(i, widen8u(b, va, vc), widen8u(_mm_srli_si128(b, 8), va, vc));
 }
-inline void put16s(__m128i b, float a, float* out) {
+template <class Sink>
+inline void put16s(Sink& k, int64_t i, __m128i b, float a) {
   const __m256 va = _mm256_set1_ps(a);
-  put8s(b, va, out);
-  put8s(_mm_srli_si128(b, 8), va, out + 8);
+  k.put16(i, widen8s(b, va), widen8s(_mm_srli_si128(b, 8), va));
 }
 
-// Writes the qk values of the block at p to dst (a template: the format's case is chosen once
-// per call, and the small blocks of the 32-element formats inline into the row loop).
-template <QType t>
-inline void expand(const uint8_t* p, float* dst) {
+// Hands the qk values of the block at p to the sink as its elements at0 .. at0 + qk - 1 (a
+// template: the format's case is chosen once per call, and the small blocks of the 32-element
+// formats inline into the row loop).
+template <QType t, class Sink>
+inline void expand(const uint8_t* p, Sink& k, int64_t at0) {
   const __m128i m4 = _mm_set1_epi8(0x0F);
   const __m256i m4y = _mm256_set1_epi8(0x0F);
   switch (t) {
     case QType::Q8_0: {
       const auto& b = *reinterpret_cast<const BlockQ8_0*>(p);
       const float d = h2f(b.d);
-      put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)), d, dst);
-      put16s(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16)), d, dst + 16);
+      put16s(k, at0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)), d);
+      put16s(k, at0 + 16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16)), d);
       return;
     }
     case QType::Q4_0:
@@ -152,8 +170,8 @@ inline void expand(const uint8_t* p, float* dst) {
       const auto& b1 = *reinterpret_cast<const BlockQ4_1*>(p);
       const float d = h2f(b0.d), c = one ? h2f(b1.m) : -8.f * d;
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(one ? b1.qs : b0.qs));
-      put16u(_mm_and_si128(raw, m4), d, c, dst);
-      put16u(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), d, c, dst + 16);
+      put16u(k, at0, _mm_and_si128(raw, m4), d, c);
+      put16u(k, at0 + 16, _mm_and_si128(_mm_srli_epi16(raw, 4), m4), d, c);
       return;
     }
     case QType::Q4_K:
@@ -178,9 +196,9 @@ inline void expand(const uint8_t* p, float* dst) {
           unpack_scale_min_k(kb.scales, 2 * c + h, sc, mn);
           const __m256i v = h ? hi : lo;
           const float a = d * sc, cc = -dmin * mn;
-          float* out = dst + 64 * c + 32 * h;
-          put16u(_mm256_castsi256_si128(v), a, cc, out);
-          put16u(_mm256_extracti128_si256(v, 1), a, cc, out + 16);
+          const int64_t at = at0 + 64 * c + 32 * h;
+          put16u(k, at, _mm256_castsi256_si128(v), a, cc);
+          put16u(k, at + 16, _mm256_extracti128_si256(v, 1), a, cc);
         }
       }
       return;
@@ -204,9 +222,9 @@ inline void expand(const uint8_t* p, float* dst) {
         for (int r = 0; r < 4; ++r) {
           const __m256i v = _mm256_sub_epi8(q[r], off);  // q - 32, as signed bytes
           const int j = 8 * h + 2 * r;                   // sub-blocks of 16: j, then j + 1
-          float* out = dst + 128 * h + 32 * r;
-          put16s(_mm256_castsi256_si128(v), d * b.scales[j], out);
-          put16s(_mm256_extracti128_si256(v, 1), d * b.scales[j + 1], out + 16);
+          const int64_t at = at0 + 128 * h + 32 * r;
+          put16s(k, at, _mm256_castsi256_si128(v), d * b.scales[j]);
+          put16s(k, at + 16, _mm256_extracti128_si256(v, 1), d * b.scales[j + 1]);
         }
       }
       return;
@@ -216,13 +234,42 @@ inline void expand(const uint8_t* p, float* dst) {
 #else
 // Writes the qk values of the block at p to dst (portable: decode, then the affine step).
 template <QType t>
-void expand(const uint8_t* p, float* dst) {
+void expand_to(const uint8_t* p, float* dst) {
   Decoded dec;
   decode(t, p, dec);
   for (int j = 0; j < dec.nsub; ++j) {
     const float a = dec.a[j], c = dec.c[j];
     for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
   }
+}
+#endif
+
+#ifdef WGT_FAST_AVX2
+template <QType t>
+void expand_to(const uint8_t* p, float* dst) {
+  StoreSink k{dst};
+  expand<t>(p, k, 0);
+}
+
+// One row of x (decode): each 256-value chunk's blocks go straight into two running sums,
+// reduced per chunk and accumulated in f64 as in the buffered path.
+template <QType t>
+float row_dot(const float* x, int64_t K, const uint8_t* row) {
+  const QTypeInfo& info = qtype_info(t);
+  const int64_t qk = info.block_elems;
+  double acc = 0.0;
+  for (int64_t e0 = 0; e0 < K; e0 += kQK256) {
+    const int64_t len = std::min<int64_t>(kQK256, K - e0);
+    DotSink k{x + e0, _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
+      expand<t>(row + static_cast<size_t>(bi) * info.block_bytes, k, bi * qk - e0);
+    const __m256 s = _mm256_add_ps(k.s0, k.s1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_hadd_ps(h, h);
+    h = _mm_hadd_ps(h, h);
+    acc += _mm_cvtss_f32(h);
+  }
+  return static_cast<float>(acc);
 }
 #endif
 
@@ -236,14 +283,20 @@ void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t
     alignas(32) float wb[kQK256];  // the current block's values
     std::vector<double> acc(static_cast<size_t>(M));
     for (int64_t n = n0; n < n1; ++n) {
-      std::fill(acc.begin(), acc.end(), 0.0);
       const uint8_t* row = w + static_cast<size_t>(n) * w_row_bytes;
+#ifdef WGT_FAST_AVX2
+      if (M == 1) {
+        y[n] = row_dot<t>(x, K, row);
+        continue;
+      }
+#endif
+      std::fill(acc.begin(), acc.end(), 0.0);
       // 256 values at a time (8 blocks of the 32-element formats): long enough dot products
       // to amortize their horizontal sums.
       for (int64_t e0 = 0; e0 < K; e0 += kQK256) {
         const int64_t len = std::min<int64_t>(kQK256, K - e0);
         for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
-          expand<t>(row + static_cast<size_t>(bi) * info.block_bytes, wb + (bi * qk - e0));
+          expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, wb + (bi * qk - e0));
         // per-chunk partial sums accumulate in double: long K stays accurate
         for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += cpu_fast::dot_row(wb, x + m * K + e0, len);
       }

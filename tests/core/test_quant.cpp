@@ -295,6 +295,17 @@ TEST(QuantMatmul, FastReadsEveryCodeBitOfRandomBlocks) {
         // one rounding (FMA) against the reference's own: 1 ulp
         ASSERT_NEAR(got, w, std::fabs(w) * 2e-7f + 1e-30f) << qtype_name(t) << " row " << n << " element " << k;
       }
+    // One row of x at a time (the decode path, values summed as they are widened), every
+    // element of the first and the last block and every 5th between.
+    std::vector<float> y1(static_cast<size_t>(N));
+    for (int64_t k = 0; k < K; k += (k < 256 || k >= K - 256) ? 1 : 5) {
+      qmatmul_t_fast(t, x.data() + k * K, 1, K, raw.data(), row_bytes, N, y1.data());
+      for (int64_t n = 0; n < N; ++n) {
+        const float w = want[static_cast<size_t>(n * K + k)];
+        ASSERT_NEAR(y1[static_cast<size_t>(n)], w, std::fabs(w) * 2e-7f + 1e-30f)
+            << qtype_name(t) << " M = 1, row " << n << " element " << k;
+      }
+    }
   }
 }
 
