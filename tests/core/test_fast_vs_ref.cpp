@@ -368,6 +368,54 @@ TEST_F(FastVsRef, MatmulTFewRowsAgainstHalfWeights) {
   }
 }
 
+// Attention: GQA groups 1/3/4, causal or not, several queries (the causal alignment), an
+// additive mask with -inf entries and a fully masked row (zeros), f16 and bf16 operands and
+// outputs, scores near 1e4 (exp only of differences), a NaN in K (its rows NaN, as the
+// reference), an odd head dim, one key; a strided q goes to the reference.
+TEST_F(FastVsRef, AttentionShapesMasksDtypes) {
+  struct Case { int64_t Lq, Lk, H, Hkv, D; bool causal; DType t; double amp; };
+  const Case cases[] = {{1, 37, 8, 2, 64, true, DType::F32, 1.0},   {5, 41, 6, 2, 33, true, DType::F32, 1.0},
+                        {3, 3, 4, 4, 16, false, DType::F32, 1.0},   {1, 1, 4, 1, 8, true, DType::F32, 1.0},
+                        {2, 29, 4, 1, 24, true, DType::F16, 1.0},   {2, 29, 4, 2, 24, false, DType::BF16, 1.0},
+                        {4, 50, 4, 2, 128, true, DType::F32, 9.0}};
+  uint64_t seed = 800;
+  for (const Case& c : cases) {
+    const std::string s = std::string(dtype_name(c.t)) + " Lq " + std::to_string(c.Lq) + " Lk " + std::to_string(c.Lk) +
+                          " H " + std::to_string(c.H) + "/" + std::to_string(c.Hkv) + " D " + std::to_string(c.D) +
+                          (c.causal ? " causal" : "") + (c.amp != 1.0 ? " large scores" : "");
+    Tensor q = randn({c.Lq, c.H, c.D}, ++seed, c.t, c.amp), k = randn({c.Lk, c.Hkv, c.D}, ++seed, c.t, c.amp),
+           v = randn({c.Lk, c.Hkv, c.D}, ++seed, c.t);
+    AttnConfig ac;
+    ac.causal = c.causal;
+    check(("attention " + s).c_str(), [&] { return attention(q, k, v, ac); }, 1e-5);
+    // A mask: some -inf, some finite offsets, row 0 fully masked when there are several rows.
+    Tensor m = run_mode(CpuMode::Reference, [&] {
+      std::vector<float> mv(static_cast<size_t>(c.Lq * c.Lk));
+      for (size_t e = 0; e < mv.size(); ++e) mv[e] = e % 7 == 3 ? -INFINITY : -0.25f * static_cast<float>(e % 4);
+      if (c.Lq > 1)
+        for (int64_t j = 0; j < c.Lk; ++j) mv[static_cast<size_t>(j)] = -INFINITY;
+      return Tensor::from_vector(mv, {c.Lq, c.Lk});
+    });
+    AttnConfig am = ac;
+    am.mask = m;
+    check(("attention masked " + s).c_str(), [&] { return attention(q, k, v, am); }, 1e-5);
+  }
+  // NaN in one K row: every query head of its group that sees it is NaN, as in the reference.
+  Tensor q = randn({2, 4, 16}, 900), v = randn({9, 2, 16}, 902);
+  Tensor k = run_mode(CpuMode::Reference, [&] {
+    auto kv = randn({9, 2, 16}, 901).to_vector<float>();
+    kv[static_cast<size_t>((4 * 2 + 1) * 16 + 5)] = NAN;  // key 4, kv head 1
+    return Tensor::from_vector(kv, {9, 2, 16});
+  });
+  AttnConfig causal;
+  causal.causal = true;
+  check("attention NaN key", [&] { return attention(q, k, v, causal); }, 1e-5);
+  // A strided q: the reference kernel.
+  Tensor qs = randn({2, 4, 32}, 903).slice(2, 0, 32, 2);
+  Tensor k16 = randn({9, 2, 16}, 904), v16 = randn({9, 2, 16}, 905);
+  check("attention strided q", [&] { return attention(qs, k16, v16, causal); }, 1e-5, Expect::Fallback);
+}
+
 TEST(ParallelFor, CoversRangeOnceAndNests) {
   const int64_t n = 100003;
   std::vector<std::atomic<int>> seen(n);

@@ -35,6 +35,7 @@ bool dispatch(OpCall& call) {
     case OpKind::SpRowReduce: return try_sp_row_reduce(call);
     case OpKind::SpSoftmax: return try_sp_softmax(call);
     case OpKind::Fft: return try_fft(call);
+    case OpKind::Attention: return try_attention(call);
     default: return false;
   }
 }
