@@ -416,6 +416,24 @@ TEST_F(FastVsRef, AttentionShapesMasksDtypes) {
   check("attention strided q", [&] { return attention(qs, k16, v16, causal); }, 1e-5, Expect::Fallback);
 }
 
+// Concat of contiguous inputs (slab copies) along the first, a middle and the last axis, with
+// an empty input, for f32, f16 and i32 (exact); a strided input goes to the reference.
+TEST_F(FastVsRef, ConcatSlabs) {
+  for (DType t : {DType::F32, DType::F16, DType::I32}) {
+    const std::string n = dtype_name(t);
+    Tensor a = run_mode(CpuMode::Reference, [&] { return cast(randn({3, 5, 7}, 950), t); });
+    Tensor b = run_mode(CpuMode::Reference, [&] { return cast(randn({3, 2, 7}, 951), t); });
+    Tensor e = run_mode(CpuMode::Reference, [&] { return cast(randn({3, 0, 7}, 952), t); });
+    Tensor c = run_mode(CpuMode::Reference, [&] { return cast(randn({3, 5, 4}, 953), t); });
+    Tensor d = run_mode(CpuMode::Reference, [&] { return cast(randn({1, 5, 7}, 954), t); });
+    check(("concat axis 1 " + n).c_str(), [&] { return concat({a, b, e, a}, 1); }, 0.0);
+    check(("concat axis 2 " + n).c_str(), [&] { return concat({a, c}, 2); }, 0.0);
+    check(("concat axis 0 " + n).c_str(), [&] { return concat({d, a, d}, 0); }, 0.0);
+    Tensor strided = run_mode(CpuMode::Reference, [&] { return cast(randn({3, 5, 14}, 955), t); }).slice(2, 0, 14, 2);
+    check(("concat strided " + n).c_str(), [&] { return concat({a, strided}, 1); }, 0.0, Expect::Fallback);
+  }
+}
+
 TEST(ParallelFor, CoversRangeOnceAndNests) {
   const int64_t n = 100003;
   std::vector<std::atomic<int>> seen(n);

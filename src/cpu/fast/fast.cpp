@@ -36,6 +36,7 @@ bool dispatch(OpCall& call) {
     case OpKind::SpSoftmax: return try_sp_softmax(call);
     case OpKind::Fft: return try_fft(call);
     case OpKind::Attention: return try_attention(call);
+    case OpKind::Concat: return try_concat(call);
     default: return false;
   }
 }

@@ -28,6 +28,7 @@ bool try_sp_row_reduce(OpCall& call);
 bool try_sp_softmax(OpCall& call);
 bool try_fft(OpCall& call);          // src/cpu/fast/fft.cpp (FFTW3)
 bool try_attention(OpCall& call);    // src/cpu/fast/attention.cpp
+bool try_concat(OpCall& call);       // src/cpu/fast/concat.cpp
 
 // Walks a contiguous output of shape `out_shape` together with operands broadcast to it.
 // Dims are coalesced where every operand allows it, so a fully contiguous call becomes one
