@@ -335,8 +335,8 @@ TEST_F(FastVsRef, MatmulShapesLayoutsAndDtypes) {
   check("mm i32", [&] { return matmul(ia, ib); }, 0.0, Expect::Fallback);
 }
 
-// x W^T with a 16-bit W and at most 8 rows of x (the direct half-weight product; 9 rows go
-// to BLAS): f32 x (mixed) and half x, batched x folded over one W, x as a transposed view, W
+// x W^T with a 16-bit W: at most 8 rows of x (the direct half-weight product), more through
+// sgemm on panels of W: f32 x (mixed) and half x, batched x folded over one W, x as a transposed view, W
 // rows with a stride past K (a column slice), K not a multiple of the 256-value chunk, and
 // NaN / inf / huge weights, which must reach the outputs as in the reference.
 TEST_F(FastVsRef, MatmulTFewRowsAgainstHalfWeights) {
@@ -350,6 +350,12 @@ TEST_F(FastVsRef, MatmulTFewRowsAgainstHalfWeights) {
       Tensor xh = randn({M, 517}, 702 + M, wt);
       check(("x and W " + s).c_str(), [&] { return matmul_t(xh, w); }, 1e-4);
     }
+    // More rows than the direct path takes, and W widened in three panels (of 2^21 / K = 128
+    // rows, the last one short) for sgemm. x scaled by 1 / sqrt(K): outputs of order 1, so the
+    // tolerance (relative to max(1, |y|)) measures the kernel, not the f32 sum's cancellation.
+    Tensor xl = randn({9, 16384}, 715, DType::F32, 1.0 / 128);
+    Tensor wl = randn({300, 16384}, 716, wt);
+    check(("x f32, W in panels " + w_name).c_str(), [&] { return matmul_t(xl, wl); }, 1e-4);
     Tensor xb = randn({2, 3, 300}, 710);  // 6 rows over one W
     Tensor wide = randn({11, 320}, 711, wt).slice(1, 0, 300);  // rows 320 apart
     check(("batched x, sliced W " + w_name).c_str(), [&] { return matmul_t(xb, wide); }, 1e-4);

@@ -215,6 +215,35 @@ bool try_small_m_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
   return true;
 }
 
+// The same product with more rows of x: W is widened a panel of rows at a time (about 8 MiB of
+// f32) and each panel is one sgemm into its columns of y. Why: converting all of W per call
+// allocated an f32 copy of every weight at every forward of more than 8 tokens, fresh pages
+// each time (for the logits of every position through llama3.2-1b's tied 128256 x 2048 output
+// projection, as `wgt logits` computes them, a 1 GiB copy).
+bool try_panel_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
+  const int64_t K = a_in.shape().back(), N = b.shape()[0];
+  const int64_t M = a_in.numel() / K;
+  if (b.dim() != 2 || b.strides()[1] != 1 || M > INT_MAX || N > INT_MAX || K > INT_MAX) return false;
+  const DType wt = b.dtype();
+  const Tensor a = a_in.dtype() == DType::F32 ? compact(a_in) : to_f32(a_in);
+  Tensor yf = y.dtype() == DType::F32 ? y : Tensor::empty(y.shape(), DType::F32);
+  const int64_t P = std::min<int64_t>(N, std::max<int64_t>(16, (int64_t{1} << 21) / K));
+  std::vector<float> panel(static_cast<size_t>(P * K));
+  const uint8_t* w = static_cast<const uint8_t*>(b.data_ptr());
+  const size_t row_bytes = static_cast<size_t>(b.strides()[0]) * 2;
+  for (int64_t n0 = 0; n0 < N; n0 += P) {
+    const int64_t p = std::min(P, N - n0);
+    parallel_for(0, p, std::max<int64_t>(1, (int64_t{1} << 16) / K), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        half_to_f32_row(wt, w + static_cast<size_t>(n0 + r) * row_bytes, panel.data() + r * K, K);
+    });
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)p, (int)K, 1.0f, a.data<float>(), (int)K,
+                panel.data(), (int)K, 0.0f, yf.data<float>() + n0, (int)N);
+  }
+  if (y.dtype() != DType::F32) f32_to_half_row(y.dtype(), yf.data<float>(), static_cast<uint8_t*>(y.data_ptr()), y.numel());
+  return true;
+}
+
 bool try_matmul_plain(OpCall& call) {
   if (call.inputs.size() != 2 || call.outputs.size() != 1) return false;
   const Tensor& a = call.inputs[0];
@@ -239,8 +268,10 @@ bool try_matmul_plain(OpCall& call) {
     return true;
   }
   if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
-  // Few rows against a 16-bit right operand in matmul_t form (W [N, K], shared by every batch).
-  if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) && try_small_m_half_weight(a, b, y))
+  // A 16-bit right operand in matmul_t form (W [N, K], shared by every batch): few rows of x
+// dotted directly, more through sgemm on panels of W.
+  if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) &&
+      (try_small_m_half_weight(a, b, y) || try_panel_half_weight(a, b, y)))
     return true;
   if (mixed) return run_gemm_compacting<float>(a, to_f32(b), tb, y);
   if (dt == DType::F32) return run_gemm_compacting<float>(a, b, tb, y);
