@@ -315,8 +315,9 @@ bool Runtime::run_impl(OpCall& call, const std::vector<OutSpec>& outs, Device ta
                     (gpu && call.work >= policy_.min_gpu_work);
     if (!want_gpu) {
       chosen = &cpu;
-      reason_text = keep_host ? std::string("inputs on host, kept on the CPU (KeepHostOpsOnCpu)")
-                              : "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
+      static const std::string kKept = "inputs on host, kept on the CPU (KeepHostOpsOnCpu)";
+      if (keep_host) reason = &kKept;  // a CPU model's every op: no string built per call
+      else reason_text = "inputs on host, work " + std::to_string(static_cast<long long>(call.work)) + " below threshold";
     } else if (!gpu) {
       if (device_only) return false;
       if (policy_.mode == PolicyMode::GpuStrict || writes_device || (target.is_webgpu() && !policy_.allow_fallback))
