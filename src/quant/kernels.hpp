@@ -15,9 +15,17 @@ void dequantize_row(QType t, const uint8_t* src, float* y, int64_t cols);
 // Reference: dequantizes each W row to f32 and accumulates in double (the oracle).
 void qmatmul_t_reference(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
                          size_t w_row_bytes, int64_t N, float* y);
-// Fast: parallel over W rows; each block is decoded once to small integers and dotted with
-// all M activation rows, with scales/mins factored out of the inner loop.
+// Fast: below kQGemmMinRows rows of X, parallel over W rows, each block expanded once to f32
+// and dotted with every row of X; from it on, sgemm on panels of W expanded to f32
+// (qmatmul_t_fast_panels with about 8 MiB panels).
 void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
                     size_t w_row_bytes, int64_t N, float* y);
+// Rows of X from which qmatmul_t_fast runs on panels: measured on 2 cores (llama3.2-1b Q4_0,
+// BENCHMARKS.md "CPU: language models"), the row loop wins at 32 rows, the panels from 64.
+constexpr int64_t kQGemmMinRows = 64;
+// The panel path with `panel_rows` rows of W per sgemm (exposed so that tests reach several
+// panels on small shapes). M, N, K at most INT_MAX.
+void qmatmul_t_fast_panels(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes,
+                           int64_t N, float* y, int64_t panel_rows);
 
 }  // namespace wgt::quant

@@ -4,7 +4,10 @@
 // dotted with all M activation rows with AVX2 FMAs. Parallel over W rows (N), the long
 // dimension of a weight.
 #include <algorithm>
+#include <climits>
 #include <vector>
+
+#include <cblas.h>
 
 #include "cpu/fast/parallel.hpp"
 #include "cpu/fast/simd.hpp"
@@ -273,8 +276,36 @@ float row_dot(const float* x, int64_t K, const uint8_t* row) {
 }
 #endif
 
+// Many rows of x (prompt processing): W is expanded a panel of rows at a time and each panel
+// is one sgemm (OpenBLAS) into its columns of y. Why: BLAS's register blocking reuses each
+// expanded weight across many rows of x, where the row loop below dots every row with the
+// chunk buffer in turn; the expansion of all of W per call is what it costs (hence the row
+// threshold, kQGemmMinRows).
+template <QType t>
+void qmatmul_panels(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes, int64_t N, float* y,
+                    int64_t panel_rows) {
+  const QTypeInfo& info = qtype_info(t);
+  const int64_t qk = info.block_elems, nb = K / qk;
+  const int64_t P = std::min(N, std::max<int64_t>(1, panel_rows));
+  std::vector<float> panel(static_cast<size_t>(P * K));
+  for (int64_t n0 = 0; n0 < N; n0 += P) {
+    const int64_t p = std::min(P, N - n0);
+    cpu_fast::parallel_for(0, p, std::max<int64_t>(1, (int64_t{1} << 16) / K), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const uint8_t* row = w + static_cast<size_t>(n0 + r) * w_row_bytes;
+        for (int64_t bi = 0; bi < nb; ++bi)
+          expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, panel.data() + r * K + bi * qk);
+      }
+    });
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)p, (int)K, 1.0f, x, (int)K, panel.data(), (int)K,
+                0.0f, y + n0, (int)N);
+  }
+}
+
 template <QType t>
 void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes, int64_t N, float* y) {
+  if (M >= kQGemmMinRows && M <= INT_MAX && N <= INT_MAX && K <= INT_MAX)  // panels of ~8 MiB of f32
+    return qmatmul_panels<t>(x, M, K, w, w_row_bytes, N, y, std::max<int64_t>(16, (int64_t{1} << 21) / K));
   const QTypeInfo& info = qtype_info(t);
   const int64_t qk = info.block_elems;
   const int64_t work_per_row = std::max<int64_t>(1, K * M);
@@ -306,6 +337,18 @@ void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t
 }
 
 }  // namespace
+
+void qmatmul_t_fast_panels(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes,
+                           int64_t N, float* y, int64_t panel_rows) {
+  switch (t) {
+    case QType::Q8_0: return qmatmul_panels<QType::Q8_0>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+    case QType::Q4_0: return qmatmul_panels<QType::Q4_0>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+    case QType::Q4_1: return qmatmul_panels<QType::Q4_1>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+    case QType::Q4_K: return qmatmul_panels<QType::Q4_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+    case QType::Q5_K: return qmatmul_panels<QType::Q5_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+    case QType::Q6_K: return qmatmul_panels<QType::Q6_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
+  }
+}
 
 void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
                     size_t w_row_bytes, int64_t N, float* y) {

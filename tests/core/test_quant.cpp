@@ -309,6 +309,26 @@ TEST(QuantMatmul, FastReadsEveryCodeBitOfRandomBlocks) {
   }
 }
 
+// Prompt-sized products run as sgemm on panels of expanded W: the panel path itself with
+// 16-row panels (37 rows: three panels, the last one short) for every format and a few rows,
+// and qmatmul_t_fast at its row threshold (one panel), against the reference.
+TEST(QuantMatmul, FastPanelsMatchReference) {
+  const int64_t K = 512, N = 37;
+  for (QType t : kAll)
+    for (int64_t M : {int64_t{5}, kQGemmMinRows}) {
+      const QTensor w = quantize(F(weights(N * K, 17), {N, K}), t);
+      const auto xv = weights(M * K, 18 + static_cast<uint32_t>(M));
+      std::vector<float> got(static_cast<size_t>(M * N)), want(got.size());
+      if (M == kQGemmMinRows) qmatmul_t_fast(t, xv.data(), M, K, w.data(), w.row_bytes(), N, got.data());
+      else qmatmul_t_fast_panels(t, xv.data(), M, K, w.data(), w.row_bytes(), N, got.data(), 16);
+      qmatmul_t_reference(t, xv.data(), M, K, w.data(), w.row_bytes(), N, want.data());
+      double scale = 0;
+      for (float v : want) scale = std::max(scale, std::fabs(double(v)));
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5 * scale) << qtype_name(t) << " M=" << M << " i=" << i;
+    }
+}
+
 TEST(QuantMatmul, MatchesDenseMatmulOfDequantizedWeightAndBatchesX) {
   const int64_t K = 256, N = 5;
   const QTensor w = quantize(F(weights(N * K, 3), {N, K}), QType::Q4_K);
