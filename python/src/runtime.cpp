@@ -1,6 +1,8 @@
 // The runtime as Python sees it: the execution policy, decisions, stats and trace, residency
 // (pinning, memory), synchronization, the WebGPU adapters and info().
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "common.hpp"
 #include "wgt/webgpu_info.hpp"
@@ -81,6 +83,25 @@ void init_runtime(py::module_& m) {
           << "', allow_fallback=" << (p.allow_fallback ? "True" : "False") << ", min_gpu_work=" << p.min_gpu_work
           << ", memory_budget=" << p.memory_budget << ", trace=" << (p.trace ? "True" : "False") << ")";
         return o.str();
+      });
+  // The scope of keep_host_ops_on_cpu() (python/wgtensor/__init__.py): C++'s scope is per thread,
+  // so it must end on the thread that began it.
+  struct HostScope {
+    std::optional<wgt::KeepHostOpsOnCpu> scope;
+    std::thread::id owner;
+  };
+  py::class_<HostScope>(m, "_KeepHostOpsOnCpu")
+      .def(py::init<>())
+      .def("enter", [](HostScope& h) {
+        if (h.scope) throw wgt::Error(wgt::ErrorKind::InvalidArgument, "keep_host_ops_on_cpu", "already entered");
+        h.scope.emplace();
+        h.owner = std::this_thread::get_id();
+      })
+      .def("exit", [](HostScope& h) {
+        if (h.scope && h.owner != std::this_thread::get_id())
+          throw wgt::Error(wgt::ErrorKind::InvalidArgument, "keep_host_ops_on_cpu",
+                           "the block must end on the thread that began it");
+        h.scope.reset();
       });
   m.def("get_policy", [] { return wgt::Runtime::get().policy(); }, release_gil(), "A copy of the current policy.");
   m.def("_set_policy", [](const wgt::Policy& p) { wgt::Runtime::get().set_policy(p); }, release_gil());

@@ -13,8 +13,8 @@ import contextlib as _contextlib
 import functools as _functools
 
 from ._wgtensor import *  # noqa: F401,F403
-from ._wgtensor import (Error, Policy, Tensor, _set_policy, _set_record_log, get_policy,
-                        trace_log)
+from ._wgtensor import (Error, Policy, Tensor, _KeepHostOpsOnCpu, _set_policy, _set_record_log,
+                        get_policy, trace_log)
 from . import _wgtensor
 
 __version__ = _wgtensor.version()
@@ -47,6 +47,20 @@ def policy(policy=None, **fields):
         yield get_policy()
     finally:
         _set_policy(previous)
+
+
+@_contextlib.contextmanager
+def keep_host_ops_on_cpu():
+    """Context manager: ops on host tensors issued by this thread inside the block run on the
+    CPU whatever their work (policy auto's load threshold no longer sends them to WebGPU with
+    their inputs uploaded for the call); ops on device tensors and policy gpu-strict are
+    unchanged. C++ wgt::KeepHostOpsOnCpu; a model loaded on the CPU holds it by itself."""
+    scope = _KeepHostOpsOnCpu()
+    scope.enter()
+    try:
+        yield
+    finally:
+        scope.exit()
 
 
 @_contextlib.contextmanager

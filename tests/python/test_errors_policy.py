@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgtensor as wgt
+from conftest import _webgpu_required
 
 
 def test_error_classes_are_the_error_kinds():
@@ -80,6 +81,24 @@ def test_decisions_stats_and_trace(device):
         wgt.exp(x)
         assert wgt.last_decision()["backend"].startswith("cpu")
     del z
+
+
+def test_keep_host_ops_on_cpu():
+    _webgpu_required()
+    x = wgt.rand_normal([1000], seed=2)
+    with wgt.policy(mode="auto", min_gpu_work=1):
+        wgt.add(x, x)
+        outside = wgt.last_decision()["backend"]
+        with wgt.keep_host_ops_on_cpu():
+            wgt.add(x, x)
+            inside = wgt.last_decision()
+            d = x.to("webgpu")
+            wgt.add(d, d)  # device inputs still run on their device
+            device_inside = wgt.last_decision()["backend"]
+        wgt.add(x, x)
+        after = wgt.last_decision()["backend"]
+    assert outside == "webgpu:0" and after == "webgpu:0" and device_inside == "webgpu:0"
+    assert inside["backend"].startswith("cpu") and "KeepHostOpsOnCpu" in inside["reason"]
 
 
 def test_info_and_docstrings():
