@@ -168,6 +168,10 @@ const std::vector<SettingInfo>& table() {
          put(s.sparse_schedule, e,
              v.num == 0 ? std::optional<uint8_t>() : std::optional<uint8_t>(static_cast<uint8_t>(v.num - 1)));
        }},
+      {"WGT_SPARSE_LANE_ENTRIES", K::Count, "a whole number from 1 to 2048", "64",
+       "adaptive SpMV row blocks of matrices made after: most entries one lane of a block of several rows adds "
+       "alone (how long a row may share a block with others)",
+       1, 2048, false, {}, num<&S::sparse_lane_entries>},
       {"WGT_ATTN_PREFILL", K::Choice, "sg or scalar", "sg",
        "prefill attention: the subgroup-matrix kernel (where it applies) or the scalar one", 0, 0, false,
        {"sg", "scalar"},

@@ -121,6 +121,7 @@ struct Settings {
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
   // WGT_SPARSE_SCHEDULE: a wgt::SparseSchedule value forced on every sparse op; unset = auto
   Setting<std::optional<uint8_t>> sparse_schedule;
+  Setting<std::optional<uint32_t>> sparse_lane_entries;  // WGT_SPARSE_LANE_ENTRIES (unset: kLaneEntries)
   Setting<bool> attn_prefill_scalar = false;  // WGT_ATTN_PREFILL=sg (the default) or scalar
   Setting<std::optional<DimsSetting>> attn_prefill_sg;
   Setting<bool> attn_decode_split = false;  // WGT_ATTN_DECODE_KERNEL=split

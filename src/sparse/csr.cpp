@@ -94,7 +94,7 @@ std::shared_ptr<CsrRowStats> make_stats(const std::vector<int64_t>& ip, Tensor* 
   }
   // Block coordinates are 31-bit too (the top bit of an entry index is the split flag).
   if (rows > 0 && rows < (int64_t{1} << 31) && s->nnz < (int64_t{1} << 31)) {
-    RowBlocks rb = partition_row_blocks(ip);
+    RowBlocks rb = partition_row_blocks(ip, static_cast<int64_t>(settings().sparse_lane_entries->value_or(kLaneEntries)));
     s->blocks = rb.blocks;
     s->split_rows = rb.split_rows;
     *row_blocks = Tensor::from_vector(rb.pairs, {static_cast<int64_t>(rb.pairs.size())});

@@ -5,15 +5,14 @@
 
 namespace wgt::sparse_detail {
 
-static_assert(kBlockRows * kLaneEntries >= kBlockEntries, "a row of kBlockEntries must fit a stream block alone");
-
 int64_t block_lanes(int64_t rows) {
   int64_t lanes = kBlockRows;
   while (lanes > 1 && lanes * rows > kBlockRows) lanes /= 2;
   return lanes;
 }
 
-RowBlocks partition_row_blocks(const std::vector<int64_t>& ip) {
+RowBlocks partition_row_blocks(const std::vector<int64_t>& ip, int64_t lane_entries) {
+  lane_entries = std::max<int64_t>(1, lane_entries);
   RowBlocks out;
   const int64_t rows = static_cast<int64_t>(ip.size()) - 1;
   auto push = [&](int64_t row, int64_t k, bool split) {
@@ -31,15 +30,15 @@ RowBlocks partition_row_blocks(const std::vector<int64_t>& ip) {
       continue;
     }
     // A stream block from r: add rows while the entries fit the staging, the rows the
-    // workgroup, and the longest row its lanes' serial share (a row alone always fits:
-    // kBlockRows * kLaneEntries >= kBlockEntries).
+    // workgroup, and the longest row its lanes' serial share (a row alone always makes a
+    // block: its kBlockRows lanes share at most kBlockEntries entries).
     const int64_t start = r;
     int64_t longest = 0;
     while (r < rows && r - start < kBlockRows) {
       const int64_t l = ip[r + 1] - ip[r];
       if (l > kBlockEntries) break;
       const int64_t n = r - start + 1, m = std::max(longest, l);
-      if (n > 1 && (ip[r + 1] - ip[start] > kBlockEntries || m > kLaneEntries * block_lanes(n))) break;
+      if (n > 1 && (ip[r + 1] - ip[start] > kBlockEntries || m > lane_entries * block_lanes(n))) break;
       longest = m;
       ++r;
     }

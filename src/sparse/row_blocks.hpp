@@ -25,10 +25,12 @@ namespace wgt::sparse_detail {
 // run 17; these sizes were not swept there): fewer, fuller blocks save
 // each block's fixed latency (its header, two dependent global loads, barriers), while a
 // lane's serial additions from workgroup memory overlap other resident blocks' loads; on an
-// R-MAT matrix, bounding the serial share at 16 entries left blocks half full.
+// R-MAT matrix, bounding the serial share at 16 entries left blocks half full. The serial
+// share is the one size the kernel does not compile in: WGT_SPARSE_LANE_ENTRIES sets it for
+// the matrices made after (a sweep without a rebuild).
 constexpr int64_t kBlockEntries = 2048;  // entries of one block (the workgroup's staging)
 constexpr int64_t kBlockRows = 256;      // rows of one stream block (the workgroup's size)
-constexpr int64_t kLaneEntries = 64;     // most entries one lane of a stream block adds alone
+constexpr int64_t kLaneEntries = 64;     // most entries one lane of a stream block adds alone (default)
 constexpr uint32_t kSplitFlag = 0x80000000u;
 
 // Lanes per row of a stream block of `rows` rows: the largest power of two with
@@ -40,8 +42,9 @@ struct RowBlocks {
   int64_t blocks = 0, split_rows = 0;
 };
 
-// The blocks of a CSR matrix's indptr (rows + 1 entries, valid; rows and nnz below 2^31).
+// The blocks of a CSR matrix's indptr (rows + 1 entries, valid; rows and nnz below 2^31), a
+// lane of a stream block of several rows adding at most lane_entries (>= 1) entries alone.
 // No rows: no blocks (pairs is the sentinel (0, 0) alone).
-RowBlocks partition_row_blocks(const std::vector<int64_t>& indptr);
+RowBlocks partition_row_blocks(const std::vector<int64_t>& indptr, int64_t lane_entries = kLaneEntries);
 
 }  // namespace wgt::sparse_detail

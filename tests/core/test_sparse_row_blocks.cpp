@@ -39,7 +39,8 @@ std::vector<Block> blocks_of(const RowBlocks& rb) {
 }
 
 // Every property the kernel relies on, block by block.
-void expect_valid_partition(const std::vector<int64_t>& ip, const RowBlocks& rb, const char* what) {
+void expect_valid_partition(const std::vector<int64_t>& ip, const RowBlocks& rb, const char* what,
+                            int64_t lane_entries = kLaneEntries) {
   SCOPED_TRACE(what);
   const int64_t rows = static_cast<int64_t>(ip.size()) - 1;
   const std::vector<Block> b = blocks_of(rb);
@@ -80,7 +81,7 @@ void expect_valid_partition(const std::vector<int64_t>& ip, const RowBlocks& rb,
       for (int64_t r = cur.row; r < next.row; ++r) longest = std::max(longest, ip[r + 1] - ip[r]);
       EXPECT_LE(longest, kBlockEntries) << "block " << i;
       if (n > 1) {
-        EXPECT_LE(longest, kLaneEntries * block_lanes(n)) << "block " << i;
+        EXPECT_LE(longest, lane_entries * block_lanes(n)) << "block " << i;
       }
     }
   }
@@ -159,6 +160,27 @@ TEST(SparseRowBlocks, LongRowAmongShortOnes) {
   ASSERT_GE(b.size(), 2u);
   EXPECT_EQ(b[1].row, 16);
   expect_valid_partition(ip, partition_row_blocks(ip), "long among short");
+}
+
+// The lanes' serial share is a parameter (WGT_SPARSE_LANE_ENTRIES): the row of 8 * 64 + 1
+// entries needs 64 lanes at 16 entries per lane (4 rows per block), 4 lanes at 256 (64 rows),
+// one at 2048 (a whole block of kBlockRows rows); every choice stays a valid partition.
+TEST(SparseRowBlocks, LaneEntriesParameter) {
+  std::vector<int64_t> lens{8 * kLaneEntries + 1};
+  lens.resize(300, 1);
+  const std::vector<int64_t> ip = indptr_of(lens);
+  EXPECT_EQ(blocks_of(partition_row_blocks(ip, 16))[1].row, 4);
+  EXPECT_EQ(blocks_of(partition_row_blocks(ip, 256))[1].row, 64);
+  EXPECT_EQ(blocks_of(partition_row_blocks(ip, 2048))[1].row, kBlockRows);
+  using namespace sparse_gen;
+  const HostCsr r = rmat(12, 16, 3);
+  int64_t last = -1;
+  for (int64_t e : {1, 4, 16, 64, 512, 2048}) {
+    const RowBlocks rb = partition_row_blocks(r.indptr, e);
+    expect_valid_partition(r.indptr, rb, ("rmat, lane entries " + std::to_string(e)).c_str(), e);
+    if (last >= 0) EXPECT_LE(rb.blocks, last) << e;  // a larger share never needs more blocks
+    last = rb.blocks;
+  }
 }
 
 TEST(SparseRowBlocks, GeneratedFamilies) {

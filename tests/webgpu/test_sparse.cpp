@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "settings_env.hpp"
 #include "sparse/generate.hpp"
 #include "sparse/row_blocks.hpp"
 #include "webgpu/kernels/sparse.hpp"
@@ -175,6 +176,30 @@ TEST_F(WebGpuSparse, AdaptiveSpmv) {
   use_cpu_reference();
   const CsrTensor z = sparse_gen::to_csr(empty_rows(0, 4), DType::I32);
   check("no rows", 0, [&](Device d) { return spmv(z.to(d), dense_input({4}, 1, DType::F32, d)); });
+}
+
+// WGT_SPARSE_LANE_ENTRIES re-partitions the matrices made after it (1: a row longer than a
+// lane's one entry never shares a block; 2048: only the entry budget closes blocks): other
+// blocks, the same results.
+TEST_F(WebGpuSparse, AdaptiveLaneEntriesSetting) {
+  using namespace sparse_gen;
+  force_sparse_schedule(SparseSchedule::Adaptive);
+  const HostCsr m = mixed(700, 900, 5, 0.5, 40, 8);
+  int64_t blocks_seen[2] = {0, 0};
+  int i = 0;
+  for (const char* lane_entries : {"1", "2048"}) {
+    EnvGuard env("WGT_SPARSE_LANE_ENTRIES", lane_entries);
+    use_cpu_reference();
+    const CsrTensor a = to_csr(m, DType::I32, DType::F32);
+    blocks_seen[i++] = a.stats().blocks;
+    EXPECT_EQ(a.stats().blocks,
+              sparse_detail::partition_row_blocks(m.indptr, std::stoll(lane_entries)).blocks);
+    check(std::string("lane entries ") + lane_entries, tol_of(DType::F32, a.stats().max_len),
+          [&](Device d) { return spmv(a.to(d), dense_input({a.cols()}, 1, DType::F32, d)); });
+    EXPECT_EQ(webgpu::spmm_last_plan().rfind("adaptive G" + std::to_string(a.stats().blocks), 0), 0u)
+        << webgpu::spmm_last_plan();
+  }
+  EXPECT_GT(blocks_seen[0], blocks_seen[1]);
 }
 
 // NaN and inf in the values and in x under the Adaptive SpMV, in a stream block and in a
