@@ -160,6 +160,10 @@ const std::vector<SettingInfo>& table() {
       {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "1024 (or the largest one-workgroup length where smaller)",
        "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
        num<&S::fft_row>},
+      {"WGT_FFT_RADIX", K::Count, "4, 8 or 16", "16",
+       "points per invocation (and largest radix) of the WebGPU Stockham FFT: fewer hold fewer registers, with "
+       "more invocations per line and more exchange passes",
+       4, 16, true, {}, num<&S::fft_radix>},
       {"WGT_SPARSE_SCHEDULE", K::Choice, "auto, thread, group, binned, merge or adaptive", "auto",
        "WebGPU SpMV/SpMM schedule for every matrix (docs/sparse.md): `auto` chooses by the row statistics; "
        "`adaptive` (CSR-Adaptive row blocks) is SpMV's, SpMM then takes `merge`",

@@ -119,6 +119,7 @@ struct Settings {
   enum class FftKernel { Auto, Local, Stockham };
   Setting<FftKernel> fft_kernel = FftKernel::Auto;
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
+  Setting<std::optional<uint32_t>> fft_radix;  // WGT_FFT_RADIX: the Stockham kernel's points per invocation
   // WGT_SPARSE_SCHEDULE: a wgt::SparseSchedule value forced on every sparse op; unset = auto
   Setting<std::optional<uint8_t>> sparse_schedule;
   Setting<std::optional<uint32_t>> sparse_lane_entries;  // WGT_SPARSE_LANE_ENTRIES (unset: kLaneEntries)

@@ -48,8 +48,9 @@ FftPlan plan_of(const Adapter& a, const OpCall& c, FftTuning t = {}) {
 
 bool is_stockham(const FftStage& s) { return s.shader.kernel == static_cast<uint8_t>(FftKernelKind::Stockham); }
 
-// A Stockham stage's shape is consistent with its length and the adapter.
-void expect_stockham_shape(const Adapter& a, const FftStage& st, const std::string& what) {
+// A Stockham stage's shape is consistent with its length, the adapter and the largest radix
+// of the tuning (16 by default; 256 * 16 / max_radix invocations at most).
+void expect_stockham_shape(const Adapter& a, const FftStage& st, const std::string& what, uint32_t max_radix = 16) {
   const FftShader& s = st.shader;
   ASSERT_TRUE(is_stockham(st)) << what;
   uint64_t prod = 1;
@@ -59,9 +60,9 @@ void expect_stockham_shape(const Adapter& a, const FftStage& st, const std::stri
     prod *= s.radix[i];
   }
   EXPECT_EQ(prod, s.len) << what;
-  EXPECT_EQ(s.radix[0], std::min<uint32_t>(16, s.len)) << what;
+  EXPECT_EQ(s.radix[0], std::min<uint32_t>(max_radix, s.len)) << what;
   EXPECT_EQ(s.wg, s.lines * (s.len / s.radix[0])) << what;
-  EXPECT_LE(s.wg, std::min<uint32_t>(256, a.l.max_compute_invocations_per_workgroup)) << what;
+  EXPECT_LE(s.wg, std::min<uint32_t>(256 * 16 / max_radix, a.l.max_compute_invocations_per_workgroup)) << what;
   const uint64_t sm = s.np > 1 ? uint64_t{s.lines} * s.len * 8 : 0;
   EXPECT_EQ(s.swizzle, s.np > 1) << what;
   EXPECT_LE(sm, a.l.max_compute_workgroup_storage_size) << what;
@@ -76,6 +77,38 @@ TEST(FftPlan, StockhamRadices) {
   EXPECT_EQ(fft_stockham_radices(4096), (std::vector<uint32_t>{16, 16, 16}));
   EXPECT_TRUE(fft_stockham_radices(1).empty());
   EXPECT_TRUE(fft_stockham_radices(12).empty());
+  // A smaller largest radix (WGT_FFT_RADIX); other values mean 16.
+  EXPECT_EQ(fft_stockham_radices(4096, 8), (std::vector<uint32_t>{8, 8, 8, 8}));
+  EXPECT_EQ(fft_stockham_radices(512, 4), (std::vector<uint32_t>{4, 4, 4, 4, 2}));
+  EXPECT_EQ(fft_stockham_radices(4, 8), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(fft_stockham_radices(256, 5), (std::vector<uint32_t>{16, 16}));
+}
+
+// WGT_FFT_RADIX: 8 or 4 points per invocation run a 4096-point line on 512 or 1024
+// invocations where the adapter allows them (else the local kernel runs: no other radix is
+// tried), every shape consistent with the adapter.
+TEST(FftPlan, StockhamRadixTuning) {
+  const Adapter a = big_gpu();
+  FftTuning t;
+  t.radix = 8;
+  FftPlan p = plan_of(a, fft_call({8192, 4096}, 4096), t);
+  EXPECT_EQ(p.name(), "direct 4096 s8.8.8.8 x1");
+  EXPECT_EQ(p.stages[0].shader.wg, 512);
+  expect_stockham_shape(a, p.stages[0], "radix 8", 8);
+  t.radix = 4;
+  p = plan_of(a, fft_call({8192, 4096}, 4096), t);
+  EXPECT_EQ(p.name(), "direct 4096 s4.4.4.4.4.4 x1");
+  EXPECT_EQ(p.stages[0].shader.wg, 1024);
+  expect_stockham_shape(a, p.stages[0], "radix 4", 4);
+  for (int64_t n = 2; n <= 4096; n *= 2)
+    expect_stockham_shape(a, plan_of(a, fft_call({3, n}, n), t).stages[0], "radix 4, n " + std::to_string(n), 4);
+  // The four-step stages take the tuning too.
+  const FftPlan f = plan_of(a, fft_call({2, 1 << 20}, 1 << 20), t);
+  ASSERT_EQ(f.stages.size(), 2u);
+  for (const FftStage& st : f.stages) EXPECT_EQ(st.shader.radix[0], 4);
+  Adapter small = a;
+  small.l.max_compute_invocations_per_workgroup = 256;
+  EXPECT_FALSE(is_stockham(plan_of(small, fft_call({3, 4096}, 4096), t).stages[0]));
 }
 
 TEST(FftPlan, PowersOfTwoRunOnStockhamEveryLength) {

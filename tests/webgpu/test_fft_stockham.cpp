@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "fft_test_support.hpp"
+#include "webgpu/kernels/fft.hpp"
 #include "webgpu/plans/tuning.hpp"
 
 namespace wgt {
@@ -16,10 +17,12 @@ using namespace fft_test;
 
 // The FFT tuning in force for one scope.
 struct FftTuningScope {
-  FftTuningScope(webgpu::FftKernel k, std::optional<uint32_t> row = std::nullopt) {
+  FftTuningScope(webgpu::FftKernel k, std::optional<uint32_t> row = std::nullopt,
+                 std::optional<uint32_t> radix = std::nullopt) {
     webgpu::KernelTuning t = webgpu::kernel_tuning_from_settings();
     t.fft.kernel = k;
     t.fft.row = row;
+    t.fft.radix = radix;
     webgpu::set_kernel_tuning_override(t);
   }
   ~FftTuningScope() { webgpu::set_kernel_tuning_override(std::nullopt); }
@@ -40,6 +43,22 @@ TEST_F(WebGpuFft, PowerOfTwoLengthsOnBothKernels) {
       compare(x, [](const Tensor& t) { return ifft(t); }, n, "ifft " + tag);
     }
   }
+}
+
+// The largest radix 8 and 4 (WGT_FFT_RADIX): more invocations per line and more exchange
+// passes, on the lengths each radix combination covers, a four-step length and an inverse.
+TEST_F(WebGpuFft, StockhamSmallerRadices) {
+  for (uint32_t radix : {8u, 4u})
+    for (int64_t n : {2, 4, 8, 32, 128, 512, 4096, 16384}) {
+      FftTuningScope scope(webgpu::FftKernel::Stockham, std::nullopt, radix);
+      Tensor x = randc({n >= 4096 ? 2 : 5, n}, static_cast<uint32_t>(n + radix));
+      const std::string tag = "radix " + std::to_string(radix) + " n " + std::to_string(n);
+      compare(x, [](const Tensor& t) { return fft(t); }, n, "fft " + tag);
+      // The plan ran the smaller radix (a line of one pass has P = n points per invocation).
+      const std::string want = n == 4096 ? (radix == 8 ? " s8.8.8.8 " : " s4.4.4.4.4.4 ") : " s";
+      EXPECT_NE(webgpu::fft_last_plan().find(want), std::string::npos) << tag << ": " << webgpu::fft_last_plan();
+      if (n == 4096) compare(x, [](const Tensor& t) { return ifft(t); }, n, "ifft " + tag);
+    }
 }
 
 TEST_F(WebGpuFft, FourStepPowersOfTwoWithEachRowLength) {

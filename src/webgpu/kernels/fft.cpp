@@ -7,6 +7,8 @@
 #include <map>
 #include <numbers>
 
+#include "webgpu/kernels/fft.hpp"
+
 #include "fft/radix2.hpp"
 #include "webgpu/context.hpp"
 #include "webgpu/plans/fft_plan.hpp"
@@ -15,6 +17,9 @@ namespace wgt::webgpu {
 namespace {
 
 using cd = std::complex<double>;
+
+// This thread's latest plan, for fft_last_plan() (its name is built only when asked).
+thread_local FftPlan g_last_fft;
 
 // Mirrors `struct Params` of fft_local.wgsl.
 struct FftParams {
@@ -115,6 +120,7 @@ uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 Planned<FftPlan> plan_for(const Context& ctx, const OpCall& call) { return plan_fft(Caps::of(ctx), fft_tuning(), call); }
 
 void encode_fft(Context& ctx, OpCall& call, const FftPlan& plan) {
+  g_last_fft = plan;
   Tensor& out = call.outputs[0];
   if (out.numel() == 0) return;
   const Tensor x = plan.compact_in ? ctx.compact(call.inputs[0]) : call.inputs[0];
@@ -160,6 +166,8 @@ void encode_fft(Context& ctx, OpCall& call, const FftPlan& plan) {
 }
 
 }  // namespace
+
+std::string fft_last_plan() { return g_last_fft.stages.empty() ? std::string() : g_last_fft.name(); }
 
 void register_fft_kernels(KernelRegistry& r) { r.add_planned<FftPlan, plan_for, encode_fft>(OpKind::Fft); }
 

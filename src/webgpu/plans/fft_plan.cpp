@@ -71,18 +71,21 @@ void set_radices(FftShader& s, const std::vector<uint32_t>& r) {
   for (size_t i = 0; i < r.size(); ++i) s.radix[i] = static_cast<uint8_t>(r[i]);
 }
 
-uint64_t max_invocations(const Limits& l) {
-  return std::min<uint64_t>({256, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
+// At most 256 invocations per workgroup for the default 16 points each; a smaller radix
+// (WGT_FFT_RADIX) keeps the points per workgroup and takes more invocations to hold them.
+uint64_t max_invocations(const Limits& l, uint32_t max_radix = 16) {
+  const uint64_t cap = 256 * 16 / std::clamp<uint32_t>(max_radix, 4, 16);
+  return std::min<uint64_t>({cap, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
 }
 
 // A Stockham stage of power-of-two length s.len, or false when the device cannot hold one
 // line's invocations. Lines per workgroup: 16 when they are adjacent in memory (each global
 // access of a subgroup then covers 128-byte runs), and enough for 64 invocations; at most
 // what workgroup memory and the invocation limit allow.
-bool shape_stockham(const Limits& l, FftShader& s, bool adjacent) {
-  const std::vector<uint32_t> r = fft_stockham_radices(s.len);
+bool shape_stockham(const Limits& l, FftShader& s, bool adjacent, uint32_t max_radix) {
+  const std::vector<uint32_t> r = fft_stockham_radices(s.len, max_radix);
   if (r.empty()) return false;
-  const uint64_t L = s.len, T = L / r[0], wg_max = max_invocations(l);
+  const uint64_t L = s.len, T = L / r[0], wg_max = max_invocations(l, max_radix);
   const uint64_t storage = l.max_compute_workgroup_storage_size;
   const bool exchanges = r.size() > 1;
   auto bytes = [&](uint64_t c) { return exchanges ? c * L * 8 : 0; };
@@ -260,6 +263,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
 
   const std::vector<uint32_t> radices = fft_radices(n);
   const bool stockham = tuning.kernel != FftKernel::Local;
+  const uint32_t max_radix = tuning.radix.value_or(16);
   // A one-dispatch stage of length L over the call's lines: Stockham for powers of two
   // (unless tuned off or the device cannot hold a line's invocations), else the local kernel.
   auto whole_line_stage = [&](uint64_t L, bool blue) {
@@ -271,7 +275,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
     s.lines_total = B, s.cols = 1;
     s.ic = es, s.ie = es, s.oc = os, s.oe = os;
     const bool adjacent = lines_adjacent_in || lines_adjacent_out;
-    if (!(stockham && shape_stockham(lim, s.shader, adjacent))) {
+    if (!(stockham && shape_stockham(lim, s.shader, adjacent, max_radix))) {
       set_radices(s.shader, fft_radices(L));
       s.shader.load_lf = lines_adjacent_in;
       s.shader.store_lf = lines_adjacent_out;
@@ -324,7 +328,8 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
       b.in_scratch = true, b.in_off = 0, b.ibh = static_cast<int64_t>(Bi * n), b.ibl = static_cast<int64_t>(n);
       b.ic = static_cast<int64_t>(n2), b.ie = 1, b.in_len = n, b.es = 0;
       b.oc = os, b.oe = static_cast<int64_t>(n1) * os;
-      if (!(stockham && is_pow2(n) && shape_stockham(lim, a.shader, true) && shape_stockham(lim, b.shader, true))) {
+      if (!(stockham && is_pow2(n) && shape_stockham(lim, a.shader, true, max_radix) &&
+            shape_stockham(lim, b.shader, true, max_radix))) {
         a.shader = b.shader = FftShader{};
         a.shader.len = static_cast<uint16_t>(n1), a.shader.twiddle = 1, a.shader.in_mode = base.in_mode;
         set_radices(a.shader, fft_radices(n1));

@@ -77,10 +77,11 @@ std::string passes(const FftShader& s) {
 
 }  // namespace
 
-std::vector<uint32_t> fft_stockham_radices(uint32_t L) {
+std::vector<uint32_t> fft_stockham_radices(uint32_t L, uint32_t max_radix) {
   std::vector<uint32_t> r;
   if (L < 2 || (L & (L - 1)) || L > (1u << 16)) return r;
-  while (L % 16 == 0) r.push_back(16), L /= 16;
+  if (max_radix != 4 && max_radix != 8) max_radix = 16;
+  while (L % max_radix == 0) r.push_back(max_radix), L /= max_radix;
   if (L > 1) r.push_back(L);
   return r;
 }

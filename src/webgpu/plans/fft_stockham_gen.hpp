@@ -13,8 +13,9 @@ namespace wgt::webgpu {
 struct FftShader;
 
 // Points per invocation (the first pass's radix) and the radices of a power-of-two line of
-// L = 2 .. 2^16 points: radix 16 while it divides, the rest (2, 4 or 8) last; P = min(16, L).
-std::vector<uint32_t> fft_stockham_radices(uint32_t L);
+// L = 2 .. 2^16 points: max_radix (16, 8 or 4; other values mean 16) while it divides, the
+// rest last; P = min(max_radix, L).
+std::vector<uint32_t> fft_stockham_radices(uint32_t L, uint32_t max_radix = 16);
 
 // {{DECL}}, {{LOAD}}, {{FFT}}, {{BLUE_MID}}, {{STORE}} of the shader `s` (its radices, L, C,
 // LF, TWIDDLE, BLUE).

@@ -88,6 +88,7 @@ FftTuning fft_from(const Settings& s) {
     case Settings::FftKernel::Stockham: t.kernel = FftKernel::Stockham; break;
   }
   t.row = *s.fft_row;
+  t.radix = *s.fft_radix;
   return t;
 }
 

@@ -85,6 +85,9 @@ enum class FftKernel : uint8_t { Auto, Local, Stockham };
 struct FftTuning {
   FftKernel kernel = FftKernel::Auto;  // power-of-two lengths: Auto = Stockham where it applies
   std::optional<uint32_t> row;         // four-step row length n2; unset: the largest one-workgroup length
+  // Stockham: points per invocation and largest radix (16, 8 or 4); unset: 16. Fewer points
+  // per invocation hold fewer registers, with more invocations and exchange passes per line.
+  std::optional<uint32_t> radix;
 };
 
 struct KernelTuning {
