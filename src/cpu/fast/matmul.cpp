@@ -269,7 +269,7 @@ bool try_matmul_plain(OpCall& call) {
   }
   if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
   // A 16-bit right operand in matmul_t form (W [N, K], shared by every batch): few rows of x
-// dotted directly, more through sgemm on panels of W.
+  // dotted directly, more through sgemm on panels of W.
   if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) &&
       (try_small_m_half_weight(a, b, y) || try_panel_half_weight(a, b, y)))
     return true;
