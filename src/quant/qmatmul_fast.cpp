@@ -5,12 +5,11 @@
 // dimension of a weight.
 #include <algorithm>
 #include <climits>
-#include <vector>
-
-#include <cblas.h>
+#include <type_traits>
 
 #include "cpu/fast/parallel.hpp"
 #include "cpu/fast/simd.hpp"
+#include "cpu/fast/widened_gemm.hpp"
 #include "quant/blocks.hpp"
 #include "quant/kernels.hpp"
 #include "wgt/dtype.hpp"
@@ -234,20 +233,7 @@ inline void expand(const uint8_t* p, Sink& k, int64_t at0) {
     }
   }
 }
-#else
-// Writes the qk values of the block at p to dst (portable: decode, then the affine step).
-template <QType t>
-void expand_to(const uint8_t* p, float* dst) {
-  Decoded dec;
-  decode(t, p, dec);
-  for (int j = 0; j < dec.nsub; ++j) {
-    const float a = dec.a[j], c = dec.c[j];
-    for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
-  }
-}
-#endif
 
-#ifdef WGT_FAST_AVX2
 template <QType t>
 void expand_to(const uint8_t* p, float* dst) {
   StoreSink k{dst};
@@ -266,73 +252,74 @@ float row_dot(const float* x, int64_t K, const uint8_t* row) {
     DotSink k{x + e0, _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
       expand<t>(row + static_cast<size_t>(bi) * info.block_bytes, k, bi * qk - e0);
-    const __m256 s = _mm256_add_ps(k.s0, k.s1);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_hadd_ps(h, h);
-    h = _mm_hadd_ps(h, h);
-    acc += _mm_cvtss_f32(h);
+    acc += cpu_fast::hsum256(_mm256_add_ps(k.s0, k.s1));
   }
   return static_cast<float>(acc);
 }
+#else
+// Writes the qk values of the block at p to dst (portable: decode, then the affine step).
+template <QType t>
+void expand_to(const uint8_t* p, float* dst) {
+  Decoded dec;
+  decode(t, p, dec);
+  for (int j = 0; j < dec.nsub; ++j) {
+    const float a = dec.a[j], c = dec.c[j];
+    for (int l = 0; l < dec.g; ++l) dst[j * dec.g + l] = a * dec.q[j * dec.g + l] + c;
+  }
+}
 #endif
 
-// Many rows of x (prompt processing): W is expanded a panel of rows at a time and each panel
-// is one sgemm (OpenBLAS) into its columns of y. Why: BLAS's register blocking reuses each
-// expanded weight across many rows of x, where the row loop below dots every row with the
-// chunk buffer in turn; the expansion of all of W per call is what it costs (hence the row
-// threshold, kQGemmMinRows).
+// Calls f with the format as a compile-time constant (std::integral_constant<QType, t>), so
+// that each format's expansion is a template instance chosen once per call.
+template <class F>
+void with_qtype(QType t, F&& f) {
+  switch (t) {
+    case QType::Q8_0: return f(std::integral_constant<QType, QType::Q8_0>{});
+    case QType::Q4_0: return f(std::integral_constant<QType, QType::Q4_0>{});
+    case QType::Q4_1: return f(std::integral_constant<QType, QType::Q4_1>{});
+    case QType::Q4_K: return f(std::integral_constant<QType, QType::Q4_K>{});
+    case QType::Q5_K: return f(std::integral_constant<QType, QType::Q5_K>{});
+    case QType::Q6_K: return f(std::integral_constant<QType, QType::Q6_K>{});
+  }
+}
+
+// Many rows of x (prompt processing): sgemm on panels of W expanded to f32
+// (cpu_fast::gemm_t_by_panels). BLAS's register blocking reuses each expanded weight across
+// the rows of x, where the row schedule dots every row with the chunk buffer in turn; the
+// expansion of all of W per call is what it costs (hence the row threshold, kQGemmMinRows).
 template <QType t>
 void qmatmul_panels(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes, int64_t N, float* y,
                     int64_t panel_rows) {
   const QTypeInfo& info = qtype_info(t);
   const int64_t qk = info.block_elems, nb = K / qk;
-  const int64_t P = std::min(N, std::max<int64_t>(1, panel_rows));
-  std::vector<float> panel(static_cast<size_t>(P * K));
-  for (int64_t n0 = 0; n0 < N; n0 += P) {
-    const int64_t p = std::min(P, N - n0);
-    cpu_fast::parallel_for(0, p, std::max<int64_t>(1, (int64_t{1} << 16) / K), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* row = w + static_cast<size_t>(n0 + r) * w_row_bytes;
-        for (int64_t bi = 0; bi < nb; ++bi)
-          expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, panel.data() + r * K + bi * qk);
-      }
-    });
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)p, (int)K, 1.0f, x, (int)K, panel.data(), (int)K,
-                0.0f, y + n0, (int)N);
-  }
+  cpu_fast::gemm_t_by_panels(x, M, K, N, y, panel_rows, [&](int64_t n, float* dst) {
+    const uint8_t* row = w + static_cast<size_t>(n) * w_row_bytes;
+    for (int64_t bi = 0; bi < nb; ++bi) expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, dst + bi * qk);
+  });
 }
 
 template <QType t>
 void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes, int64_t N, float* y) {
-  if (M >= kQGemmMinRows && M <= INT_MAX && N <= INT_MAX && K <= INT_MAX)  // panels of ~8 MiB of f32
-    return qmatmul_panels<t>(x, M, K, w, w_row_bytes, N, y, std::max<int64_t>(16, (int64_t{1} << 21) / K));
+  if (M >= kQGemmMinRows && M <= INT_MAX && N <= INT_MAX && K <= INT_MAX)
+    return qmatmul_panels<t>(x, M, K, w, w_row_bytes, N, y, cpu_fast::widened_panel_rows(K));
   const QTypeInfo& info = qtype_info(t);
   const int64_t qk = info.block_elems;
-  const int64_t work_per_row = std::max<int64_t>(1, K * M);
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work_per_row);
-  cpu_fast::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
-    alignas(32) float wb[kQK256];  // the current block's values
-    std::vector<double> acc(static_cast<size_t>(M));
-    for (int64_t n = n0; n < n1; ++n) {
-      const uint8_t* row = w + static_cast<size_t>(n) * w_row_bytes;
 #ifdef WGT_FAST_AVX2
-      if (M == 1) {
-        y[n] = row_dot<t>(x, K, row);
-        continue;
-      }
+  if (M == 1) {
+    cpu_fast::parallel_for(0, N, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, K)),
+                           [&](int64_t n0, int64_t n1) {
+                             for (int64_t n = n0; n < n1; ++n) y[n] = row_dot<t>(x, K, w + static_cast<size_t>(n) * w_row_bytes);
+                           });
+    return;
+  }
 #endif
-      std::fill(acc.begin(), acc.end(), 0.0);
-      // 256 values at a time (8 blocks of the 32-element formats): long enough dot products
-      // to amortize their horizontal sums.
-      for (int64_t e0 = 0; e0 < K; e0 += kQK256) {
-        const int64_t len = std::min<int64_t>(kQK256, K - e0);
-        for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
-          expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, wb + (bi * qk - e0));
-        // per-chunk partial sums accumulate in double: long K stays accurate
-        for (int64_t m = 0; m < M; ++m) acc[static_cast<size_t>(m)] += cpu_fast::dot_row(wb, x + m * K + e0, len);
-      }
-      for (int64_t m = 0; m < M; ++m) y[m * N + n] = static_cast<float>(acc[static_cast<size_t>(m)]);
-    }
+  // 256 values at a time (8 blocks of the 32-element formats): long enough dot products to
+  // amortize their horizontal sums.
+  static_assert(cpu_fast::kWidenChunk == kQK256, "a chunk holds whole blocks of every format");
+  cpu_fast::gemm_t_by_rows(x, M, K, N, y, [&](int64_t n, int64_t e0, int64_t len, float* dst) {
+    const uint8_t* row = w + static_cast<size_t>(n) * w_row_bytes;
+    for (int64_t bi = e0 / qk; bi < (e0 + len) / qk; ++bi)
+      expand_to<t>(row + static_cast<size_t>(bi) * info.block_bytes, dst + (bi * qk - e0));
   });
 }
 
@@ -340,26 +327,12 @@ void qmatmul_rows(const float* x, int64_t M, int64_t K, const uint8_t* w, size_t
 
 void qmatmul_t_fast_panels(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w, size_t w_row_bytes,
                            int64_t N, float* y, int64_t panel_rows) {
-  switch (t) {
-    case QType::Q8_0: return qmatmul_panels<QType::Q8_0>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-    case QType::Q4_0: return qmatmul_panels<QType::Q4_0>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-    case QType::Q4_1: return qmatmul_panels<QType::Q4_1>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-    case QType::Q4_K: return qmatmul_panels<QType::Q4_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-    case QType::Q5_K: return qmatmul_panels<QType::Q5_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-    case QType::Q6_K: return qmatmul_panels<QType::Q6_K>(x, M, K, w, w_row_bytes, N, y, panel_rows);
-  }
+  with_qtype(t, [&](auto q) { qmatmul_panels<q.value>(x, M, K, w, w_row_bytes, N, y, panel_rows); });
 }
 
 void qmatmul_t_fast(QType t, const float* x, int64_t M, int64_t K, const uint8_t* w,
                     size_t w_row_bytes, int64_t N, float* y) {
-  switch (t) {
-    case QType::Q8_0: return qmatmul_rows<QType::Q8_0>(x, M, K, w, w_row_bytes, N, y);
-    case QType::Q4_0: return qmatmul_rows<QType::Q4_0>(x, M, K, w, w_row_bytes, N, y);
-    case QType::Q4_1: return qmatmul_rows<QType::Q4_1>(x, M, K, w, w_row_bytes, N, y);
-    case QType::Q4_K: return qmatmul_rows<QType::Q4_K>(x, M, K, w, w_row_bytes, N, y);
-    case QType::Q5_K: return qmatmul_rows<QType::Q5_K>(x, M, K, w, w_row_bytes, N, y);
-    case QType::Q6_K: return qmatmul_rows<QType::Q6_K>(x, M, K, w, w_row_bytes, N, y);
-  }
+  with_qtype(t, [&](auto q) { qmatmul_rows<q.value>(x, M, K, w, w_row_bytes, N, y); });
 }
 
 }  // namespace wgt::quant

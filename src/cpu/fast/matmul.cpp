@@ -13,6 +13,7 @@
 #include "cpu/fast/kernels.hpp"
 #include "cpu/reference/families.hpp"
 #include "cpu/fast/simd.hpp"
+#include "cpu/fast/widened_gemm.hpp"
 
 namespace wgt::cpu_fast {
 namespace {
@@ -173,73 +174,32 @@ bool try_matmul(OpCall& call) {
 }
 
 namespace {
-// Rows of x at most this many: the direct half-weight product below, else BLAS.
+// Rows of x at most this many: W's rows widened and dotted one by one, else sgemm on panels.
 constexpr int64_t kSmallM = 8;
 
-// y = x W^T for a few rows of x and a 2-D f16/bf16 W [N, K] with contiguous rows: a model's
-// decode step with 16-bit weights. The BLAS path converts all of W to a new f32 tensor at
-// every call (twice the bytes written and read again, and fresh pages) for a product that
-// reads each weight once; here each row of W is widened 256 values at a time into an L1
-// buffer and dotted with every row of x (chunk sums in f32, their total in f64). x and y are
-// f32, or the half dtype of W (converted once: they are small).
-bool try_small_m_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
-  const int64_t K = a_in.shape().back(), N = b.shape()[0];
-  const int64_t M = a_in.numel() / K;
-  if (b.dim() != 2 || b.strides()[1] != 1 || M > kSmallM) return false;
-  const DType wt = b.dtype();
-  const Tensor a = a_in.dtype() == DType::F32 ? compact(a_in) : to_f32(a_in);
-  const float* x = a.data<float>();
-  Tensor yf = y.dtype() == DType::F32 ? y : Tensor::empty(y.shape(), DType::F32);
-  float* out = yf.data<float>();
-  const uint8_t* w = static_cast<const uint8_t*>(b.data_ptr());
-  const size_t row_bytes = static_cast<size_t>(b.strides()[0]) * 2;
-  constexpr int64_t kChunk = 256;
-  parallel_for(0, N, std::max<int64_t>(1, (int64_t{1} << 16) / (K * M)), [&](int64_t n0, int64_t n1) {
-    alignas(32) float wb[kChunk];
-    double acc[kSmallM];
-    for (int64_t n = n0; n < n1; ++n) {
-      std::fill(acc, acc + M, 0.0);
-      const uint8_t* row = w + static_cast<size_t>(n) * row_bytes;
-      for (int64_t e0 = 0; e0 < K; e0 += kChunk) {
-        const int64_t len = std::min(kChunk, K - e0);
-        half_to_f32_row(wt, row + 2 * e0, wb, len);
-        for (int64_t m = 0; m < M; ++m) acc[m] += dot_row(wb, x + m * K + e0, len);
-      }
-      for (int64_t m = 0; m < M; ++m) out[m * N + n] = static_cast<float>(acc[m]);
-    }
-  });
-  if (y.dtype() != DType::F32) {
-    uint8_t* dst = static_cast<uint8_t*>(y.data_ptr());
-    f32_to_half_row(y.dtype(), out, dst, y.numel());
-  }
-  return true;
-}
-
-// The same product with more rows of x: W is widened a panel of rows at a time (about 8 MiB of
-// f32) and each panel is one sgemm into its columns of y. Why: converting all of W per call
-// allocated an f32 copy of every weight at every forward of more than 8 tokens, fresh pages
-// each time (for the logits of every position through llama3.2-1b's tied 128256 x 2048 output
-// projection, as `wgt logits` computes them, a 1 GiB copy).
-bool try_panel_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
+// y = x W^T for a 2-D f16/bf16 W [N, K] with contiguous rows (a model's projections with
+// 16-bit weights) through widened_gemm.hpp: a few rows of x (decode) against W's rows widened
+// in an L1 buffer, more rows through sgemm on panels of W widened to f32, never a whole f32
+// copy of W per call (for the logits of every position through llama3.2-1b's tied 128256 x
+// 2048 output projection, as `wgt logits` computes them, that copy was 1 GiB). x and y are
+// f32, or the half dtype of W (converted once: they are small next to W).
+bool try_half_weight(const Tensor& a_in, const Tensor& b, Tensor& y) {
   const int64_t K = a_in.shape().back(), N = b.shape()[0];
   const int64_t M = a_in.numel() / K;
   if (b.dim() != 2 || b.strides()[1] != 1 || M > INT_MAX || N > INT_MAX || K > INT_MAX) return false;
   const DType wt = b.dtype();
   const Tensor a = a_in.dtype() == DType::F32 ? compact(a_in) : to_f32(a_in);
   Tensor yf = y.dtype() == DType::F32 ? y : Tensor::empty(y.shape(), DType::F32);
-  const int64_t P = std::min<int64_t>(N, std::max<int64_t>(16, (int64_t{1} << 21) / K));
-  std::vector<float> panel(static_cast<size_t>(P * K));
   const uint8_t* w = static_cast<const uint8_t*>(b.data_ptr());
   const size_t row_bytes = static_cast<size_t>(b.strides()[0]) * 2;
-  for (int64_t n0 = 0; n0 < N; n0 += P) {
-    const int64_t p = std::min(P, N - n0);
-    parallel_for(0, p, std::max<int64_t>(1, (int64_t{1} << 16) / K), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        half_to_f32_row(wt, w + static_cast<size_t>(n0 + r) * row_bytes, panel.data() + r * K, K);
+  if (M <= kSmallM)
+    gemm_t_by_rows(a.data<float>(), M, K, N, yf.data<float>(), [&](int64_t n, int64_t e0, int64_t len, float* dst) {
+      half_to_f32_row(wt, w + static_cast<size_t>(n) * row_bytes + 2 * e0, dst, len);
     });
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)p, (int)K, 1.0f, a.data<float>(), (int)K,
-                panel.data(), (int)K, 0.0f, yf.data<float>() + n0, (int)N);
-  }
+  else
+    gemm_t_by_panels(a.data<float>(), M, K, N, yf.data<float>(), widened_panel_rows(K), [&](int64_t n, float* dst) {
+      half_to_f32_row(wt, w + static_cast<size_t>(n) * row_bytes, dst, K);
+    });
   if (y.dtype() != DType::F32) f32_to_half_row(y.dtype(), yf.data<float>(), static_cast<uint8_t*>(y.data_ptr()), y.numel());
   return true;
 }
@@ -268,11 +228,8 @@ bool try_matmul_plain(OpCall& call) {
     return true;
   }
   if (!a.storage()->host_data() || !b.storage()->host_data()) return false;
-  // A 16-bit right operand in matmul_t form (W [N, K], shared by every batch): few rows of x
-  // dotted directly, more through sgemm on panels of W.
-  if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) &&
-      (try_small_m_half_weight(a, b, y) || try_panel_half_weight(a, b, y)))
-    return true;
+  // A 16-bit right operand in matmul_t form (W [N, K], shared by every batch).
+  if (tb && is_half(b.dtype()) && b.dim() == 2 && (mixed || is_half(dt)) && try_half_weight(a, b, y)) return true;
   if (mixed) return run_gemm_compacting<float>(a, to_f32(b), tb, y);
   if (dt == DType::F32) return run_gemm_compacting<float>(a, b, tb, y);
   if (dt == DType::F64) return run_gemm_compacting<double>(a, b, tb, y);

@@ -93,6 +93,16 @@ inline __m256 exp256(__m256 x) {
 }
 #endif
 
+#ifdef WGT_FAST_AVX2
+// The sum of the 8 lanes.
+inline float hsum256(__m256 s) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  h = _mm_hadd_ps(h, h);
+  h = _mm_hadd_ps(h, h);
+  return _mm_cvtss_f32(h);
+}
+#endif
+
 // Dot product of n floats in f32. Four accumulators: a single running sum would serialize on
 // the FMA latency (and the compiler may not reassociate it).
 inline float dot_row(const float* a, const float* b, int64_t n) {
@@ -107,11 +117,7 @@ inline float dot_row(const float* a, const float* b, int64_t n) {
     s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
   }
   for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-  h = _mm_hadd_ps(h, h);
-  h = _mm_hadd_ps(h, h);
-  tail = _mm_cvtss_f32(h);
+  tail = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
 #else
   float acc[8] = {};
   for (; i + 8 <= n; i += 8)
