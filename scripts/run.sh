@@ -3,7 +3,8 @@
 # Without arguments: the built-in default model (a tiny llama-shaped model with random weights,
 # generated through the GGUF writer on first use) on WebGPU when an adapter is usable (Mesa's
 # lavapipe on a machine without GPU: --device webgpu), greedy, 48 tokens, then the same on the
-# CPU to show that the backends agree token for token. With arguments: `wgt run ARGS` (e.g. -m model.gguf -p "Hi").
+# CPU to show that the backends agree token for token. With arguments: `wgt run ARGS` (e.g.
+# -m model.gguf -p "Hi").
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -19,14 +20,14 @@ args=(--temp 0 -n 48 --ignore-eos --print-tokens -p "Once upon a time")
 dev=auto
 if ./build/wgt info 2>/dev/null | grep -q '^webgpu:0: '; then dev=webgpu; fi
 echo "[run] wgt run ${args[*]} --device $dev" >&2
-auto_out=$(./build/wgt run "${args[@]}" --device "$dev" | tee /dev/stderr)
+dev_out=$(./build/wgt run "${args[@]}" --device "$dev" | tee /dev/stderr)
 echo "[run] the same on the CPU: wgt run ${args[*]} --device cpu" >&2
 cpu_out=$(./build/wgt run "${args[@]}" --device cpu -q)
-if [ "$(tail -n 1 <<<"$auto_out")" = "$(tail -n 1 <<<"$cpu_out")" ]; then
+if [ "$(tail -n 1 <<<"$dev_out")" = "$(tail -n 1 <<<"$cpu_out")" ]; then
   echo "[run] the generated token ids agree on both devices" >&2
 else
   echo "[run] the token ids differ between devices:" >&2
-  echo "  $dev: $(tail -n 1 <<<"$auto_out")" >&2
+  echo "  $dev: $(tail -n 1 <<<"$dev_out")" >&2
   echo "  cpu:  $(tail -n 1 <<<"$cpu_out")" >&2
   exit 1
 fi

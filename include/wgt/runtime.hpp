@@ -83,14 +83,18 @@ struct OutSpec {
 // a language model on the CPU meant uploading every weight on every forward, and on a software
 // adapter (lavapipe) running on the very cores the CPU kernels would use. LanguageModel holds
 // one around the work of a model loaded on the CPU. Nestable; other threads are unaffected;
-// ops with device inputs and policy gpu-strict decide as before.
+// ops with device inputs and policy gpu-strict decide as before. `on` false: no effect (for a
+// scope that applies only sometimes, e.g. KeepHostOpsOnCpu keep(device.is_cpu())).
 class KeepHostOpsOnCpu {
  public:
-  KeepHostOpsOnCpu();
+  explicit KeepHostOpsOnCpu(bool on = true);
   ~KeepHostOpsOnCpu();
   KeepHostOpsOnCpu(const KeepHostOpsOnCpu&) = delete;
   KeepHostOpsOnCpu& operator=(const KeepHostOpsOnCpu&) = delete;
   static bool active();  // on the calling thread
+
+ private:
+  bool on_;
 };
 
 // Threads. Ops may be called from any thread. The runtime has one lock (recursive: an op may

@@ -1,7 +1,6 @@
 // LanguageModel: GGUF weights -> resident TransformerBlocks, and the forward pass from token
 // ids to logits (embedding lookup, the block stack, final RMSNorm, output projection).
 #include <algorithm>
-#include <optional>
 #include <string>
 
 #include "wgt/model.hpp"
@@ -111,8 +110,7 @@ LanguageModel LanguageModel::load(const std::string& path, const ModelOptions& o
 LanguageModel LanguageModel::load(const GgufFile& f, const ModelOptions& options) {
   // A model on the CPU is built and run there (KeepHostOpsOnCpu): never its ops offloaded one
   // at a time with their weights uploaded for each.
-  std::optional<KeepHostOpsOnCpu> on_cpu;
-  if (options.device.is_cpu()) on_cpu.emplace();
+  const KeepHostOpsOnCpu on_cpu(options.device.is_cpu());
   LanguageModel m;
   m.cfg_ = model_config_from_gguf(f);
   const ModelConfig& c = m.cfg_;
@@ -201,8 +199,7 @@ Tensor LanguageModel::forward(const std::vector<int32_t>& tokens, bool all_logit
     throw_error(ErrorKind::OutOfRange, name,
                 std::to_string(pos()) + " tokens in the context + " + std::to_string(n) + " new exceed its length " +
                     std::to_string(n_ctx_) + " (raise --ctx / ModelOptions::n_ctx, or reset())");
-  std::optional<KeepHostOpsOnCpu> on_cpu;
-  if (device_.is_cpu()) on_cpu.emplace();
+  const KeepHostOpsOnCpu on_cpu(device_.is_cpu());
   const Tensor ids = Tensor::from_vector<int32_t>(tokens, {n}).to(device_);
   Tensor x = tok_embd_q_.defined() ? get_rows(tok_embd_q_, ids) : index_select(tok_embd_, 0, ids);
   if (x.dtype() != DType::F32) x = cast(x, DType::F32);

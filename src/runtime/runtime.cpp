@@ -60,8 +60,8 @@ thread_local OpDecision t_last_decision;
 thread_local int t_keep_host_ops = 0;  // depth of KeepHostOpsOnCpu scopes on this thread
 }  // namespace
 
-KeepHostOpsOnCpu::KeepHostOpsOnCpu() { ++t_keep_host_ops; }
-KeepHostOpsOnCpu::~KeepHostOpsOnCpu() { --t_keep_host_ops; }
+KeepHostOpsOnCpu::KeepHostOpsOnCpu(bool on) : on_(on) { t_keep_host_ops += on_; }
+KeepHostOpsOnCpu::~KeepHostOpsOnCpu() { t_keep_host_ops -= on_; }
 bool KeepHostOpsOnCpu::active() { return t_keep_host_ops > 0; }
 
 const OpDecision& Runtime::last_decision() const { return t_last_decision; }

@@ -178,7 +178,9 @@ TEST(SparseRowBlocks, LaneEntriesParameter) {
   for (int64_t e : {1, 4, 16, 64, 512, 2048}) {
     const RowBlocks rb = partition_row_blocks(r.indptr, e);
     expect_valid_partition(r.indptr, rb, ("rmat, lane entries " + std::to_string(e)).c_str(), e);
-    if (last >= 0) EXPECT_LE(rb.blocks, last) << e;  // a larger share never needs more blocks
+    if (last >= 0) {
+      EXPECT_LE(rb.blocks, last) << e;  // a larger share never needs more blocks
+    }
     last = rb.blocks;
   }
 }

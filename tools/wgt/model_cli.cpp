@@ -17,9 +17,9 @@ namespace wgt::cli {
 
 Device resolve_device(const std::string& spec, bool quiet) {
   if (spec == "auto") {
-    if (!webgpu_available()) return Device::cpu();
-    DeviceBackend* b = Runtime::get().webgpu_backend(0);
-    if (b && !b->is_software()) return Device::webgpu(0);
+    const DeviceBackend* b = Runtime::get().webgpu_backend(0);
+    if (!b) return Device::cpu();
+    if (!b->is_software()) return Device::webgpu(0);
     if (!quiet)
       std::fprintf(stderr, "wgt: webgpu:0 is a software adapter; running on the CPU (faster there; --device webgpu "
                            "to use the adapter)\n");

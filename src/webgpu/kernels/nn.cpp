@@ -375,28 +375,23 @@ void encode_attention(Context& ctx, OpCall& call, const AttnPlan& plan) {
   // (the pool keeps their buffers alive until the recorded work has been submitted).
   p.n_split = plan.n_split;
   p.chunk = plan.chunk;
-  if (plan.shader.direct) {  // one split: pass 1 stores O itself
-    Dispatch dd;
-    dd.pipeline = first;
-    dd.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(o, false)};
-    dd.params = &p;
-    dd.params_size = sizeof p;
-    dd.groups_x = 1;
-    dd.groups_y = u32(kv_heads);
-    dd.groups_z = u32(lq);
-    ctx.dispatch(dd);
-    return;
-  }
-  Tensor part_acc = Tensor::empty({lq * heads * plan.n_split * d}, DType::F32, o.device());
-  Tensor part_ml = Tensor::empty({lq * heads * plan.n_split * 2}, DType::F32, o.device());
   Dispatch d1;
   d1.pipeline = first;
-  d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m), ctx.arg(part_acc, false), ctx.arg(part_ml, false)};
+  d1.args = {ctx.arg(q), ctx.arg(k), ctx.arg(v), ctx.arg(m)};
   d1.params = &p;
   d1.params_size = sizeof p;
   d1.groups_x = plan.n_split;
   d1.groups_y = u32(kv_heads);
   d1.groups_z = u32(lq);
+  if (plan.shader.direct) {  // one split: pass 1 stores O itself, no pass 2
+    d1.args.push_back(ctx.arg(o, false));
+    ctx.dispatch(d1);
+    return;
+  }
+  Tensor part_acc = Tensor::empty({lq * heads * plan.n_split * d}, DType::F32, o.device());
+  Tensor part_ml = Tensor::empty({lq * heads * plan.n_split * 2}, DType::F32, o.device());
+  d1.args.push_back(ctx.arg(part_acc, false));
+  d1.args.push_back(ctx.arg(part_ml, false));
   ctx.dispatch(d1);
 
   // Pass 2: one workgroup per (query * head, block of 32 head dims).

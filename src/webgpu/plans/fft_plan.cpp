@@ -72,9 +72,10 @@ void set_radices(FftShader& s, const std::vector<uint32_t>& r) {
 }
 
 // At most 256 invocations per workgroup for the default 16 points each; a smaller radix
-// (WGT_FFT_RADIX) keeps the points per workgroup and takes more invocations to hold them.
+// (WGT_FFT_RADIX: 8 or 4, as plan_fft normalizes it) keeps the points per workgroup and takes
+// more invocations to hold them.
 uint64_t max_invocations(const Limits& l, uint32_t max_radix = 16) {
-  const uint64_t cap = 256 * 16 / std::clamp<uint32_t>(max_radix, 4, 16);
+  const uint64_t cap = 256 * 16 / max_radix;
   return std::min<uint64_t>({cap, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
 }
 
@@ -263,7 +264,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
 
   const std::vector<uint32_t> radices = fft_radices(n);
   const bool stockham = tuning.kernel != FftKernel::Local;
-  const uint32_t max_radix = tuning.radix.value_or(16);
+  const uint32_t max_radix = tuning.radix == 8u || tuning.radix == 4u ? *tuning.radix : 16;
   // A one-dispatch stage of length L over the call's lines: Stockham for powers of two
   // (unless tuned off or the device cannot hold a line's invocations), else the local kernel.
   auto whole_line_stage = [&](uint64_t L, bool blue) {
