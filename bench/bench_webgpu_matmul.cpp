@@ -17,7 +17,8 @@
 // --sg-variants V1,... (WGT_MATMUL_SGMAT_VARIANT words: auto, staged, wide) and --ablate A1,...
 // (WGT_MATMUL_SGMAT_ABLATE levels) add, for f16 (with or without --sweep), the auto tile and each
 // --sgmat tile under each data path, and the auto tile under each ablation (under each
-// --sg-variants path when given, else auto's). Ablated kernels compute wrong results by design:
+// --sg-variants path when given, else auto's; with --ablate-tiles also each --sgmat tile under
+// each ablation and path). Ablated kernels compute wrong results by design:
 // they are timed without the verification gate and labelled so.
 #include <chrono>
 #include <cmath>
@@ -56,6 +57,7 @@ struct Options {
   std::vector<std::string> sgmat{"128x128x32x4x2", "64x64x32x2x2", "128x64x32x4x2", "64x128x32x2x4",
                                  "128x128x32x2x4", "128x64x32x2x2", "128x128x16x4x2", "64x64x16x2x2"};
   std::vector<std::string> sg_variants, ablate;
+  bool ablate_tiles = false;  // each ablation also on each --sgmat tile (the MMA ceiling by tile)
   double target_ms = 400;
 };
 
@@ -69,7 +71,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "bench_webgpu_matmul: %s\nusage: bench_webgpu_matmul [--sweep] [--dtype f32|f16|all] "
-               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--sgmat BMxBNxBKxFMxFN,...] [--sg-variants W,...] [--ablate N,...] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
+               "[--layout nn|nt|both] [--shapes MxNxK,...] [--tiles BMxBNxBKxTMxTN,...] [--sgmat BMxBNxBKxFMxFN,...] [--sg-variants W,...] [--ablate N,...] [--ablate-tiles] [--gemv WGxKS,...] [--gemv-vec WGxKS,...] [--ms N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -103,6 +105,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--sgmat") o.sgmat = split(value());
     else if (a == "--sg-variants") o.sg_variants = split(value());
     else if (a == "--ablate") o.ablate = split(value());
+    else if (a == "--ablate-tiles") o.ablate_tiles = true;
     else if (a == "--gemv") o.gemv = split(value());
     else if (a == "--gemv-vec") o.gemv_vec = split(value());
     else if (a == "--ms") o.target_ms = std::atof(value().c_str());
@@ -261,8 +264,13 @@ int main(int argc, char** argv) {
           for (const std::string& a : opt.ablate) {
             if (opt.sg_variants.empty())
               variants.push_back({"ablate=" + a + " (wrong results)", "", "", "", "", "", "", "", "", "", a});
-            for (const std::string& w : opt.sg_variants)
+            for (const std::string& w : opt.sg_variants) {
               variants.push_back({"ablate=" + a + " sgvar=" + w + " (wrong results)", "", "", "", "", "", "", "", "", w, a});
+              if (opt.ablate_tiles)
+                for (const std::string& t : opt.sgmat)
+                  variants.push_back({"ablate=" + a + " sgvar=" + w + " sgmat=" + t + " (wrong results)", "", "", "", "", "",
+                                      "", "", t, w, a});
+            }
           }
         }
         const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
