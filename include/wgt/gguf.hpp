@@ -29,7 +29,7 @@ const char* gguf_type_name(GgufType t);  // "u32", "string", ...; "?" for ids ou
 
 // ggml tensor type ids the library reads and writes.
 namespace ggml_type {
-constexpr uint32_t F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14,
+constexpr uint32_t F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14,
                    I32 = 26, I64 = 27, F64 = 28, BF16 = 30;
 }
 // Name of a ggml tensor type id ("f16", "q4_k", "q2_k", ...); "type <id>" when unknown.
@@ -123,7 +123,7 @@ class GgufFile {
   // without a copy (the tensor keeps the mapping alive), or a copy when the bytes are not
   // aligned for the element type. Error{Format} naming the tensor and type for other types.
   Tensor tensor(const std::string& name) const;
-  // Quantized 2-D tensor (Q8_0/Q4_0/Q4_1/Q4_K/Q5_K/Q6_K) as QTensor [ne1 rows, ne0 cols],
+  // Quantized 2-D tensor (Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/Q4_K/Q5_K/Q6_K) as QTensor [ne1 rows, ne0 cols],
   // zero-copy like tensor(). A 1-D tensor is one row; trailing ne of 1 are ignored.
   // Error{Format} for other types or more than 2 dims.
   QTensor qtensor(const std::string& name) const;

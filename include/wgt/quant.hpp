@@ -1,4 +1,4 @@
-// Block-quantized weights compatible with GGUF/ggml (Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K):
+// Block-quantized weights compatible with GGUF/ggml (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K):
 // the QType tag, the QTensor that holds packed blocks, and the quantized ops.
 //
 // Quantized weights are not a dense DType on purpose: an element has no size of its own
@@ -16,8 +16,10 @@
 
 namespace wgt {
 
-enum class QType : uint8_t { Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K };
-constexpr int kNumQTypes = 6;
+// Q5_0 and Q5_1 come last so the earlier tags keep their values (they index tables and
+// travel in OpAttrs::qtype).
+enum class QType : uint8_t { Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1 };
+constexpr int kNumQTypes = 8;
 
 // Static facts of one format (bit-compatible with GGUF; ggml_type_id is GGUF's type id).
 struct QTypeInfo {
@@ -31,6 +33,7 @@ struct QTypeInfo {
 const QTypeInfo& qtype_info(QType t);
 inline const char* qtype_name(QType t) { return qtype_info(t).name; }
 QType qtype_from_name(const std::string& name);      // throws InvalidArgument
+std::string qtype_names();                           // "q8_0, q4_0, ...": every format, table order
 QType qtype_from_ggml_id(uint32_t ggml_type_id);     // throws Unsupported for other ids
 
 // Bytes needed for `rows` rows of `cols` elements; throws ShapeMismatch when cols is not a

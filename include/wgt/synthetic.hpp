@@ -21,7 +21,7 @@ const std::vector<SyntheticShape>& synthetic_shapes();  // every named shape
 const SyntheticShape& synthetic_shape(const std::string& name);  // InvalidArgument listing the names
 
 // Writes a GGUF model of `shape` with weights of `type` ("f32", "f16", "q8_0", "q4_0", "q4_1",
-// "q4_k", "q5_k", "q6_k"; norms stay f32; the output matrix is q6_k for the 4-6 bit types, as
+// "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; norms stay f32; the output matrix is q6_k for the 4-6 bit types, as
 // llama.cpp's quantizer does, or q8_0 where its rows are not whole 256-element blocks). Weights are N(0, 1/fan_in) and, to keep generation fast, one
 // random matrix per distinct role is written for every layer. The vocabulary is
 // SentencePiece-style: <unk> <s> </s>, the 256 byte tokens, then pieces. Returns the bytes written.

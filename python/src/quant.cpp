@@ -7,8 +7,8 @@ void init_quant(py::module_& m) {
   using wgt::QTensor;
   auto qt = [](const std::string& s) { return wgt::qtype_from_name(s); };
   py::class_<QTensor>(m, "QTensor",
-                      "Block-quantized 2-D weights [rows, cols] compatible with GGUF/ggml (q8_0, q4_0, q4_1, q4_k,\n"
-                      "q5_k, q6_k): rows stored as consecutive blocks; cols a multiple of the block size. Not a dense\n"
+                      "Block-quantized 2-D weights [rows, cols] compatible with GGUF/ggml (q8_0, q4_0, q4_1, q5_0,\n"
+                      "q5_1, q4_k, q5_k, q6_k): rows stored as consecutive blocks; cols a multiple of the block size. Not a dense\n"
                       "dtype: an element has no size of its own, so a QTensor cannot be viewed or strided.")
       .def_static("from_bytes", [qt](const std::string& type, int64_t rows, int64_t cols, py::buffer data) {
             py::buffer_info b = data.request();

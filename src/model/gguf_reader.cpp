@@ -258,7 +258,7 @@ GgufFile GgufFile::parse(std::shared_ptr<Mapping> m, std::string name) {
     const auto* ts = gguf_detail::ggml_type_size(t.ggml_type);
     if (!ts)
       c.fail("tensor '" + t.name + "' has ggml type " + std::to_string(t.ggml_type) +
-             ", whose layout this reader does not know (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q4_k, q5_k, q6_k)");
+             ", whose layout this reader does not know (computable: f32, f16, bf16, " + qtype_names() + ")");
     t.nbytes = tensor_nbytes(c, t.name, t.ne, *ts);
     t.offset = c.get<uint64_t>("offset of tensor '" + t.name + "'");  // relative until the data offset is known
     if (t.offset % f.alignment_ != 0)
@@ -370,7 +370,7 @@ QTensor GgufFile::qtensor(const std::string& name) const {
     throw_error(ErrorKind::Format, kOp,
                 name_ + ": tensor '" + name + "' has type " + ggml_type_name(t.ggml_type) +
                     (gguf_detail::ggml_dense_dtype(t.ggml_type) ? ", a dense type: read it with tensor()"
-                                                                : ", which wgtensor cannot compute with (quantized: q8_0, q4_0, q4_1, q4_k, q5_k, q6_k)"));
+                                                                : ", which wgtensor cannot compute with (quantized: " + qtype_names() + ")"));
   size_t nd = t.ne.size();
   while (nd > 2 && t.ne[nd - 1] == 1) --nd;
   if (nd > 2)

@@ -15,20 +15,27 @@ const QTypeInfo& qtype_info(QType t) {
   return quant::kQTypeTable[i];
 }
 
+std::string qtype_names() {
+  std::string s;
+  for (const QTypeInfo& info : quant::kQTypeTable) s += (s.empty() ? "" : ", ") + std::string(info.name);
+  return s;
+}
+
 QType qtype_from_name(const std::string& name) {
   for (const QTypeInfo& info : quant::kQTypeTable)
     if (name == info.name) return info.type;
-  throw_error(ErrorKind::InvalidArgument, "qtype_from_name",
-              "unknown quantized type '" + name + "'; use one of q8_0, q4_0, q4_1, q4_k, q5_k, q6_k");
+  throw_error(ErrorKind::InvalidArgument, "qtype_from_name", "unknown quantized type '" + name + "'; use one of " + qtype_names());
 }
 
 QType qtype_from_ggml_id(uint32_t id) {
   for (const QTypeInfo& info : quant::kQTypeTable)
     if (id == info.ggml_type_id) return info.type;
+  std::string ids;
+  for (const QTypeInfo& info : quant::kQTypeTable)
+    ids += (ids.empty() ? "" : ", ") + std::to_string(info.ggml_type_id) + " (" + info.name + ")";
   throw_error(ErrorKind::Unsupported, "qtype_from_ggml_id",
-              "ggml type id " + std::to_string(id) +
-                  " is not a supported quantized format (supported ids: 2, 3, 8, 12, 13, 14); "
-                  "dequantize it offline or convert the model to a supported format");
+              "ggml type id " + std::to_string(id) + " is not a supported quantized format (supported: " + ids +
+                  "); dequantize it offline or convert the model to a supported format");
 }
 
 size_t qtype_row_bytes(QType t, int64_t cols, const char* op) {
@@ -81,6 +88,18 @@ std::string build_block_constants(QType t) {
       line(os, "Q_OFF_D", offsetof(BlockQ4_1, d));
       line(os, "Q_OFF_M", offsetof(BlockQ4_1, m));
       line(os, "Q_OFF_QS", offsetof(BlockQ4_1, qs));
+      break;
+    case QType::Q5_0:
+      line(os, "Q_OFF_D", offsetof(BlockQ5_0, d));
+      line(os, "Q_OFF_QH", offsetof(BlockQ5_0, qh));
+      line(os, "Q_OFF_QS", offsetof(BlockQ5_0, qs));
+      line(os, "Q_ZERO", kQ5_0Zero);
+      break;
+    case QType::Q5_1:
+      line(os, "Q_OFF_D", offsetof(BlockQ5_1, d));
+      line(os, "Q_OFF_M", offsetof(BlockQ5_1, m));
+      line(os, "Q_OFF_QH", offsetof(BlockQ5_1, qh));
+      line(os, "Q_OFF_QS", offsetof(BlockQ5_1, qs));
       break;
     case QType::Q4_K:
       line(os, "Q_OFF_D", offsetof(BlockQ4_K, d));

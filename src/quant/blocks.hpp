@@ -19,6 +19,7 @@ constexpr uint32_t kKSub = 32;         // Q4_K/Q5_K sub-block elements (one scal
 constexpr uint32_t kQ6KSub = 16;       // Q6_K sub-block elements (one int8 scale each)
 constexpr uint32_t kQ4_0Zero = 8;      // Q4_0 codes are stored biased: value = d * (q - 8)
 constexpr uint32_t kQ6KZero = 32;      // Q6_K: value = d * scale * (q - 32)
+constexpr uint32_t kQ5_0Zero = 16;     // Q5_0: value = d * (q - 16)
 
 // Q8_0: y = d * q, q int8.
 struct BlockQ8_0 {
@@ -35,6 +36,21 @@ struct BlockQ4_0 {
 struct BlockQ4_1 {
   uint16_t d;
   uint16_t m;
+  uint8_t qs[kQK32 / 2];
+};
+// Q5_0: y = d * (q - 16), q in [0, 31]: the low 4 bits as Q4_0's nibbles (element j in the
+// low nibble of qs[j], element j+16 in the high nibble of qs[j]), the fifth bit of element j
+// (0..31) is bit j of qh read as a little-endian u32. 22 bytes: qh is not word-aligned.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK32 / 2];
+};
+// Q5_1: y = d * q + m, q in [0, 31]; bits as Q5_0.
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
   uint8_t qs[kQK32 / 2];
 };
 // Q4_K: 8 sub-blocks of 32. y = d*sc[j]*q - dmin*mn[j], q in [0, 15], sc/mn 6-bit.
@@ -69,6 +85,9 @@ struct BlockQ6_K {
 static_assert(sizeof(BlockQ8_0) == 34 && offsetof(BlockQ8_0, qs) == 2);
 static_assert(sizeof(BlockQ4_0) == 18 && offsetof(BlockQ4_0, qs) == 2);
 static_assert(sizeof(BlockQ4_1) == 20 && offsetof(BlockQ4_1, m) == 2 && offsetof(BlockQ4_1, qs) == 4);
+static_assert(sizeof(BlockQ5_0) == 22 && offsetof(BlockQ5_0, qh) == 2 && offsetof(BlockQ5_0, qs) == 6);
+static_assert(sizeof(BlockQ5_1) == 24 && offsetof(BlockQ5_1, m) == 2 && offsetof(BlockQ5_1, qh) == 4 &&
+              offsetof(BlockQ5_1, qs) == 8);
 static_assert(sizeof(BlockQ4_K) == 144 && offsetof(BlockQ4_K, dmin) == 2 &&
               offsetof(BlockQ4_K, scales) == 4 && offsetof(BlockQ4_K, qs) == 16);
 static_assert(sizeof(BlockQ5_K) == 176 && offsetof(BlockQ5_K, scales) == 4 &&
@@ -84,6 +103,8 @@ template <QType T> struct BlockOf;
 template <> struct BlockOf<QType::Q8_0> { using type = BlockQ8_0; static constexpr uint32_t qk = kQK32; };
 template <> struct BlockOf<QType::Q4_0> { using type = BlockQ4_0; static constexpr uint32_t qk = kQK32; };
 template <> struct BlockOf<QType::Q4_1> { using type = BlockQ4_1; static constexpr uint32_t qk = kQK32; };
+template <> struct BlockOf<QType::Q5_0> { using type = BlockQ5_0; static constexpr uint32_t qk = kQK32; };
+template <> struct BlockOf<QType::Q5_1> { using type = BlockQ5_1; static constexpr uint32_t qk = kQK32; };
 template <> struct BlockOf<QType::Q4_K> { using type = BlockQ4_K; static constexpr uint32_t qk = kQK256; };
 template <> struct BlockOf<QType::Q5_K> { using type = BlockQ5_K; static constexpr uint32_t qk = kQK256; };
 template <> struct BlockOf<QType::Q6_K> { using type = BlockQ6_K; static constexpr uint32_t qk = kQK256; };
@@ -96,8 +117,11 @@ inline constexpr QTypeInfo kQTypeTable[kNumQTypes] = {
     {QType::Q4_K, "q4_k", 12, kQK256, sizeof(BlockQ4_K)},
     {QType::Q5_K, "q5_k", 13, kQK256, sizeof(BlockQ5_K)},
     {QType::Q6_K, "q6_k", 14, kQK256, sizeof(BlockQ6_K)},
+    {QType::Q5_0, "q5_0", 6, kQK32, sizeof(BlockQ5_0)},
+    {QType::Q5_1, "q5_1", 7, kQK32, sizeof(BlockQ5_1)},
 };
 static_assert(kQTypeTable[static_cast<int>(QType::Q6_K)].block_bytes == 210);
+static_assert(kQTypeTable[static_cast<int>(QType::Q5_1)].block_bytes == 24);
 
 // Q4_K/Q5_K sub-block j (0..7): 6-bit scale and min. Bytes 0..3 hold scales 0..3 in their
 // low 6 bits, bytes 4..7 mins 0..3; bytes 8..11 hold the low 4 bits of scale (low nibble)

@@ -29,6 +29,30 @@ void deq_q4_1(const BlockQ4_1& b, float* y) {
     y[i + kQK32 / 2] = d * static_cast<float>(b.qs[i] >> 4) + m;
   }
 }
+// Q5_0 / Q5_1: code j (0..31) = its nibble plus 16 times bit j of qh (a little-endian u32).
+inline uint32_t q5_high_bits(const uint8_t qh[4]) {
+  return uint32_t{qh[0]} | uint32_t{qh[1]} << 8 | uint32_t{qh[2]} << 16 | uint32_t{qh[3]} << 24;
+}
+template <class B>
+void q5_codes(const B& b, int q[kQK32]) {
+  const uint32_t h = q5_high_bits(b.qh);
+  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
+    q[i] = (b.qs[i] & 0x0F) | static_cast<int>(((h >> i) & 1u) << 4);
+    q[i + kQK32 / 2] = (b.qs[i] >> 4) | static_cast<int>(((h >> (i + kQK32 / 2)) & 1u) << 4);
+  }
+}
+void deq_q5_0(const BlockQ5_0& b, float* y) {
+  const float d = h2f(b.d);
+  int q[kQK32];
+  q5_codes(b, q);
+  for (uint32_t i = 0; i < kQK32; ++i) y[i] = d * static_cast<float>(q[i] - static_cast<int>(kQ5_0Zero));
+}
+void deq_q5_1(const BlockQ5_1& b, float* y) {
+  const float d = h2f(b.d), m = h2f(b.m);
+  int q[kQK32];
+  q5_codes(b, q);
+  for (uint32_t i = 0; i < kQK32; ++i) y[i] = d * static_cast<float>(q[i]) + m;
+}
 void deq_q4_k(const BlockQ4_K& b, float* y) {
   const float d = h2f(b.d), dmin = h2f(b.dmin);
   for (int c = 0; c < 4; ++c) {  // 64 elements = sub-blocks 2c (low nibbles), 2c+1 (high)
@@ -94,6 +118,8 @@ void dequantize_row(QType t, const uint8_t* src, float* y, int64_t cols) {
     case QType::Q8_0: return deq_row<QType::Q8_0>(src, y, cols, deq_q8_0);
     case QType::Q4_0: return deq_row<QType::Q4_0>(src, y, cols, deq_q4_0);
     case QType::Q4_1: return deq_row<QType::Q4_1>(src, y, cols, deq_q4_1);
+    case QType::Q5_0: return deq_row<QType::Q5_0>(src, y, cols, deq_q5_0);
+    case QType::Q5_1: return deq_row<QType::Q5_1>(src, y, cols, deq_q5_1);
     case QType::Q4_K: return deq_row<QType::Q4_K>(src, y, cols, deq_q4_k);
     case QType::Q5_K: return deq_row<QType::Q5_K>(src, y, cols, deq_q5_k);
     case QType::Q6_K: return deq_row<QType::Q6_K>(src, y, cols, deq_q6_k);

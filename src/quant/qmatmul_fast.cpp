@@ -5,6 +5,7 @@
 // dimension of a weight.
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <type_traits>
 
 #include "cpu/fast/parallel.hpp"
@@ -65,6 +66,22 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
       const auto& b = *reinterpret_cast<const BlockQ4_1*>(p);
       out.g = 32, out.nsub = 1, out.a[0] = h2f(b.d), out.c[0] = h2f(b.m);
       for (int i = 0; i < 16; ++i) out.q[i] = b.qs[i] & 0x0F, out.q[i + 16] = b.qs[i] >> 4;
+      return;
+    }
+    case QType::Q5_0:
+    case QType::Q5_1: {
+      // Q5_0's zero point is -16 d, Q5_1's the stored m; bit i of qh is bit 4 of code i.
+      const bool one = t == QType::Q5_1;
+      const auto& b0 = *reinterpret_cast<const BlockQ5_0*>(p);
+      const auto& b1 = *reinterpret_cast<const BlockQ5_1*>(p);
+      const uint8_t* qh = one ? b1.qh : b0.qh;
+      const uint8_t* qs = one ? b1.qs : b0.qs;
+      const uint32_t h = uint32_t{qh[0]} | uint32_t{qh[1]} << 8 | uint32_t{qh[2]} << 16 | uint32_t{qh[3]} << 24;
+      out.g = 32, out.nsub = 1, out.a[0] = h2f(b0.d), out.c[0] = one ? h2f(b1.m) : -16.f * out.a[0];
+      for (int i = 0; i < 16; ++i) {
+        out.q[i] = static_cast<float>((qs[i] & 0x0F) | (((h >> i) & 1u) << 4));
+        out.q[i + 16] = static_cast<float>((qs[i] >> 4) | (((h >> (i + 16)) & 1u) << 4));
+      }
       return;
     }
     case QType::Q4_K:
@@ -176,6 +193,31 @@ inline void expand(const uint8_t* p, Sink& k, int64_t at0) {
       put16u(k, at0 + 16, _mm_and_si128(_mm_srli_epi16(raw, 4), m4), d, c);
       return;
     }
+    case QType::Q5_0:
+    case QType::Q5_1: {
+      // Q4_0 / Q4_1's nibbles plus a fifth bit: bit i of the qh word is bit 4 of code i. Each
+      // byte lane picks the qh byte holding its bit (a shuffle), tests its bit (an and and a
+      // compare with the lane's one-bit mask) and contributes 16 where it is set.
+      const bool one = t == QType::Q5_1;
+      const auto& b0 = *reinterpret_cast<const BlockQ5_0*>(p);
+      const auto& b1 = *reinterpret_cast<const BlockQ5_1*>(p);
+      const float d = h2f(b0.d), c = one ? h2f(b1.m) : -16.f * d;
+      uint32_t h;
+      std::memcpy(&h, one ? b1.qh : b0.qh, 4);
+      const __m128i hv = _mm_cvtsi32_si128(static_cast<int>(h));
+      const __m128i bits = _mm_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+      const __m128i sixteen = _mm_set1_epi8(0x10);
+      auto fifth = [&](int byte0) {  // 16 where bit (8 byte0 + lane) of h is set, lanes 0..15
+        const __m128i sel = _mm_shuffle_epi8(hv, _mm_setr_epi8(byte0, byte0, byte0, byte0, byte0, byte0, byte0, byte0,
+                                                              byte0 + 1, byte0 + 1, byte0 + 1, byte0 + 1, byte0 + 1,
+                                                              byte0 + 1, byte0 + 1, byte0 + 1));
+        return _mm_and_si128(_mm_cmpeq_epi8(_mm_and_si128(sel, bits), bits), sixteen);
+      };
+      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(one ? b1.qs : b0.qs));
+      put16u(k, at0, _mm_or_si128(_mm_and_si128(raw, m4), fifth(0)), d, c);
+      put16u(k, at0 + 16, _mm_or_si128(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), fifth(2)), d, c);
+      return;
+    }
     case QType::Q4_K:
     case QType::Q5_K: {
       const KBlock kb = k_block(t, p);
@@ -279,6 +321,8 @@ void with_qtype(QType t, F&& f) {
     case QType::Q4_1: return f(std::integral_constant<QType, QType::Q4_1>{});
     case QType::Q4_K: return f(std::integral_constant<QType, QType::Q4_K>{});
     case QType::Q5_K: return f(std::integral_constant<QType, QType::Q5_K>{});
+    case QType::Q5_0: return f(std::integral_constant<QType, QType::Q5_0>{});
+    case QType::Q5_1: return f(std::integral_constant<QType, QType::Q5_1>{});
     case QType::Q6_K: return f(std::integral_constant<QType, QType::Q6_K>{});
   }
 }

@@ -57,6 +57,36 @@ void quant_q4_1(const float* x, BlockQ4_1& b) {
   }
 }
 
+// Q5_0 / Q5_1 codes (0..31) into the nibbles and the qh word (bit j = bit 4 of code j).
+template <class B>
+void pack_q5(const int q[kQK32], B& b) {
+  uint32_t h = 0;
+  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
+    b.qs[i] = static_cast<uint8_t>((q[i] & 0x0F) | ((q[i + kQK32 / 2] & 0x0F) << 4));
+    h |= static_cast<uint32_t>(q[i] >> 4) << i | static_cast<uint32_t>(q[i + kQK32 / 2] >> 4) << (i + kQK32 / 2);
+  }
+  for (int k = 0; k < 4; ++k) b.qh[k] = static_cast<uint8_t>(h >> (8 * k));
+}
+
+void quant_q5_0(const float* x, BlockQ5_0& b) {
+  b.d = f32_to_f16(signed_absmax(x, kQK32) / -16.f);
+  const float d = f16_to_f32(b.d), id = d != 0.f ? 1.f / d : 0.f;
+  int q[kQK32];
+  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd(x[i] * id) + 16, 0, 31);
+  pack_q5(q, b);
+}
+
+void quant_q5_1(const float* x, BlockQ5_1& b) {
+  float mn = x[0], mx = x[0];
+  for (uint32_t i = 1; i < kQK32; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
+  b.d = f32_to_f16((mx - mn) / 31.f);
+  b.m = f32_to_f16(mn);
+  const float d = f16_to_f32(b.d), m = f16_to_f32(b.m), id = d > 0.f ? 1.f / d : 0.f;
+  int q[kQK32];
+  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd((x[i] - m) * id), 0, 31);
+  pack_q5(q, b);
+}
+
 // Fits x ~ s*q - m with q in [0, nmax], s >= 0, m >= 0 (offsets are subtractive only).
 void fit_scale_min(const float* x, int n, int nmax, float& s_out, float& m_out) {
   float lo = x[0], hi = x[0];
@@ -260,6 +290,8 @@ void quantize_row(QType t, const float* x, uint8_t* dst, int64_t cols) {
     case QType::Q4_1: return quant_row<QType::Q4_1>(x, dst, cols, quant_q4_1);
     case QType::Q4_K: return quant_row<QType::Q4_K>(x, dst, cols, quant_q4_k);
     case QType::Q5_K: return quant_row<QType::Q5_K>(x, dst, cols, quant_q5_k);
+    case QType::Q5_0: return quant_row<QType::Q5_0>(x, dst, cols, quant_q5_0);
+    case QType::Q5_1: return quant_row<QType::Q5_1>(x, dst, cols, quant_q5_1);
     case QType::Q6_K: return quant_row<QType::Q6_K>(x, dst, cols, quant_q6_k);
   }
 }

@@ -185,6 +185,11 @@ TEST(ModelSynthetic, Llama3RopeFactorsAreLoadedAndMatter) {
 }
 
 TEST(ModelSynthetic, Qwen2IncrementalMatchesFull) { check_incremental_matches_full("tiny-qwen2", "q4_0"); }
+// Q5_0 / Q5_1: what llama.cpp's k-quant mixes store where rows are not whole 256-blocks.
+TEST(ModelSynthetic, Q5FormatsIncrementalMatchesFull) {
+  check_incremental_matches_full("tiny-qwen2", "q5_0");
+  check_incremental_matches_full("tiny", "q5_1");
+}
 
 TEST(ModelSynthetic, ConfigFromMetadata) {
   SyntheticFile f("tiny-qwen2", "f32");

@@ -17,7 +17,7 @@ namespace {
 
 using namespace wgt::quant;
 
-constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q5_0, QType::Q5_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
 
 template <typename B>
 std::vector<float> deq(QType t, const B& b) {
@@ -43,7 +43,8 @@ TEST(QuantLayout, TableMatchesGgufFacts) {
   struct Want { QType t; const char* name; uint32_t id, elems, bytes; };
   const Want want[] = {{QType::Q8_0, "q8_0", 8, 32, 34},   {QType::Q4_0, "q4_0", 2, 32, 18},
                        {QType::Q4_1, "q4_1", 3, 32, 20},   {QType::Q4_K, "q4_k", 12, 256, 144},
-                       {QType::Q5_K, "q5_k", 13, 256, 176}, {QType::Q6_K, "q6_k", 14, 256, 210}};
+                       {QType::Q5_K, "q5_k", 13, 256, 176}, {QType::Q6_K, "q6_k", 14, 256, 210},
+                       {QType::Q5_0, "q5_0", 6, 32, 22},   {QType::Q5_1, "q5_1", 7, 32, 24}};
   for (const Want& w : want) {
     const QTypeInfo& i = qtype_info(w.t);
     EXPECT_STREQ(i.name, w.name);
@@ -105,6 +106,38 @@ TEST(QuantDequant, Q4_1HandBuilt) {
     EXPECT_EQ(y[i], 0.5f * i - 1.f) << i;
     EXPECT_EQ(y[i + 16], 0.5f * ((i * 3) % 16) - 1.f) << i;
   }
+}
+
+// Q5_0 / Q5_1: code j = low nibble of qs[j] (j < 16) or high nibble of qs[j - 16], plus 16
+// times bit j of qh read as a little-endian u32. The codes below set the fifth bit on a pattern
+// that differs in each of the four qh bytes, so a byte-order or bit-index error shows.
+int q5_code(int j) { return (j * 7 + 3) % 32; }
+template <class B>
+void hand_fill_q5(B& b) {
+  uint8_t qh[4] = {0, 0, 0, 0};
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>((q5_code(j) & 15) | ((q5_code(j + 16) & 15) << 4));
+  for (int j = 0; j < 32; ++j) qh[j / 8] = static_cast<uint8_t>(qh[j / 8] | ((q5_code(j) >> 4) << (j % 8)));
+  std::memcpy(b.qh, qh, 4);
+}
+
+TEST(QuantDequant, Q5_0HandBuilt) {
+  BlockQ5_0 b{};
+  b.d = kQuarter;
+  hand_fill_q5(b);
+  const auto y = deq(QType::Q5_0, b);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[j], 0.25f * (q5_code(j) - 16)) << j;
+  EXPECT_EQ(y[0], 0.25f * (3 - 16));  // code 3: fifth bit clear
+  EXPECT_EQ(y[2], 0.25f * (17 - 16)); // code 17: fifth bit set (qh byte 0, bit 2)
+}
+
+TEST(QuantDequant, Q5_1HandBuilt) {
+  BlockQ5_1 b{};
+  b.d = kHalf;
+  b.m = kMinus1;
+  hand_fill_q5(b);
+  const auto y = deq(QType::Q5_1, b);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[j], 0.5f * q5_code(j) - 1.f) << j;
+  EXPECT_EQ(y[31], 0.5f * 28 - 1.f);  // element 31: high nibble of qs[15], bit 31 of qh
 }
 
 // 6-bit scales/mins of the K-quants, packed by hand from the format description:
@@ -207,9 +240,10 @@ TEST_P(QuantRoundTrip, ErrorWithinNamedTolerance) {
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, QuantRoundTrip,
                          // measured 2026-12-02: q8_0 0.0065, q4_0 0.105, q4_1 0.084, q4_k 0.078, q5_k 0.039,
-                         // q6_k 0.021; bounds leave ~10-15% headroom.
+                         // q6_k 0.021; 2026-12-05: q5_0 0.051, q5_1 0.041; bounds leave ~10-15% headroom.
                          ::testing::Values(RoundTripCase{QType::Q8_0, 0.0075}, RoundTripCase{QType::Q4_0, 0.12},
-                                           RoundTripCase{QType::Q4_1, 0.095}, RoundTripCase{QType::Q4_K, 0.088},
+                                           RoundTripCase{QType::Q4_1, 0.095}, RoundTripCase{QType::Q5_0, 0.058},
+                                           RoundTripCase{QType::Q5_1, 0.046}, RoundTripCase{QType::Q4_K, 0.088},
                                            RoundTripCase{QType::Q5_K, 0.044}, RoundTripCase{QType::Q6_K, 0.024}),
                          [](const auto& info) { return std::string(qtype_name(info.param.t)); });
 
@@ -224,7 +258,9 @@ TEST(QuantRoundTrip, ErrorOrderingAcrossFormats) {
     return std::sqrt(se / ss);
   };
   const double q8 = rel(QType::Q8_0), q40 = rel(QType::Q4_0), q41 = rel(QType::Q4_1), q4k = rel(QType::Q4_K),
-               q5k = rel(QType::Q5_K), q6k = rel(QType::Q6_K);
+               q5k = rel(QType::Q5_K), q6k = rel(QType::Q6_K), q50 = rel(QType::Q5_0), q51 = rel(QType::Q5_1);
+  EXPECT_LT(q50, 0.6 * q40);  // one more bit: about half the error
+  EXPECT_LT(q51, 0.6 * q41);
   EXPECT_LT(q4k, q41);
   EXPECT_LT(q4k, q40);
   EXPECT_LT(q5k, 0.6 * q4k);
@@ -278,7 +314,7 @@ TEST(QuantMatmul, FastReadsEveryCodeBitOfRandomBlocks) {
     // The fp16 fields: d (and m / dmin) first in every format but Q6_K, whose d is last.
     for (size_t off = 0; off < raw.size(); off += info.block_bytes) {
       const size_t d_at = t == QType::Q6_K ? info.block_bytes - 2 : 0;
-      const int halves = (t == QType::Q4_1 || t == QType::Q4_K || t == QType::Q5_K) ? 2 : 1;
+      const int halves = (t == QType::Q4_1 || t == QType::Q5_1 || t == QType::Q4_K || t == QType::Q5_K) ? 2 : 1;
       for (int h = 0; h < halves; ++h) {
         const uint16_t v = f32_to_f16(scale(rng));
         std::memcpy(&raw[off + d_at + 2 * h], &v, 2);

@@ -46,9 +46,11 @@ webgpu::QMatvecKernel kernel_named(const std::string& k) {
   return k == "i8" ? webgpu::QMatvecKernel::I8 : k == "stream" ? webgpu::QMatvecKernel::Stream : webgpu::QMatvecKernel::I8x2;
 }
 
-constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q5_0, QType::Q5_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
 // The formats with a streaming-matvec lane shader (q*_lane.wgsl): all of them.
-constexpr QType kStream[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+constexpr QType kStream[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q5_0, QType::Q5_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+// The formats with an 8-bit-x part (q*_i8.wgsl); the others run the f32-x `stream` kernel.
+bool has_i8_part(QType t) { return t == QType::Q8_0 || t == QType::Q4_0 || t == QType::Q4_K || t == QType::Q6_K; }
 
 // Byte offset of the fp16 super-scale `d` inside a block (for the corrupted-scale tests).
 size_t d_offset(QType t) {
@@ -56,6 +58,8 @@ size_t d_offset(QType t) {
     case QType::Q8_0: return offsetof(quant::BlockQ8_0, d);
     case QType::Q4_0: return offsetof(quant::BlockQ4_0, d);
     case QType::Q4_1: return offsetof(quant::BlockQ4_1, d);
+    case QType::Q5_0: return offsetof(quant::BlockQ5_0, d);
+    case QType::Q5_1: return offsetof(quant::BlockQ5_1, d);
     case QType::Q4_K: return offsetof(quant::BlockQ4_K, d);
     case QType::Q5_K: return offsetof(quant::BlockQ5_K, d);
     case QType::Q6_K: return offsetof(quant::BlockQ6_K, d);
@@ -257,7 +261,7 @@ TEST_F(QuantWebGPU, AddqmmFusedAndUnfused) {
       const QTensor wd = w.to(d);
       const Tensor xd = xbig.to(d).slice(0, 1, c.M + 1), cd = big.to(d).slice(0, 1, c.M + 1);
       const auto got = addqmm_t(cd, xd, wd).cpu().to_vector<float>();
-      const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
+      const bool has_i8 = has_i8_part(t);
       if (c.M <= 4) {
         EXPECT_EQ(bool(last_shader().add), c.fused) << what;
       }
@@ -652,7 +656,7 @@ TEST_F(QuantWebGPU, I8MatvecWithinXRoundingBound) {
       const auto want = qmatmul_t(xin, w).to_vector<float>();
       const Tensor y = c.norm ? rms_norm_qmatmul_t(x.to(d), g.to(d), w.to(d), 1e-5) : qmatmul_t(x.to(d), w.to(d));
       const auto got = y.cpu().to_vector<float>();
-      const bool has_i8 = t != QType::Q4_1 && t != QType::Q5_K;
+      const bool has_i8 = has_i8_part(t);
       EXPECT_STREQ(last_kernel(), has_i8 ? kname.c_str() : "stream") << what;
       EXPECT_EQ(bool(last_shader().norm), c.norm) << what;
       if (has_i8 && run.ksplit) {

@@ -26,7 +26,7 @@ using namespace wgt;
 
 namespace {
 
-constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
+constexpr QType kAll[] = {QType::Q8_0, QType::Q4_0, QType::Q4_1, QType::Q5_0, QType::Q5_1, QType::Q4_K, QType::Q5_K, QType::Q6_K};
 
 std::vector<float> randn(int64_t n, uint32_t seed, float sd) {
   std::mt19937 rng(seed);

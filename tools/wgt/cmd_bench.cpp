@@ -27,7 +27,7 @@ const char* kBenchHelp =
     "      --synthetic SHAPE a model of a named real shape with random weights, written through the\n"
     "                        GGUF writer to a temporary file (tiny, tiny-llama3, tiny-qwen2, llama3.2-1b, llama2-7b,\n"
     "                        llama3-8b, qwen2-0.5b)\n"
-    "      --type TYPE       weights of the synthetic model: f32 f16 q8_0 q4_0 q4_1 q4_k q5_k q6_k (default q4_0)\n"
+    "      --type TYPE       weights of the synthetic model: f32 f16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k (default q4_0)\n"
     "  -p, --n-prompt N      prompt length of the pp test (default 512; 0 = skip)\n"
     "  -n, --n-gen N         generated tokens of the tg test (default 128; 0 = skip)\n"
     "  -d, --depth N         tokens already in the context before the tg test (default 0)\n"

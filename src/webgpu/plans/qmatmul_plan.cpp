@@ -33,6 +33,8 @@ QParts parts_for(QType t) {
     case QType::Q8_0: return {"q8_0_decode", "q8_0_lane", "q8_0_i8"};
     case QType::Q4_0: return {"q4_0_decode", "q4_0_lane", "q4_0_i8"};
     case QType::Q4_1: return {"q4_1_decode", "q4_1_lane", nullptr};
+    case QType::Q5_0: return {"q5_0_decode", "q5_0_lane", nullptr};
+    case QType::Q5_1: return {"q5_1_decode", "q5_1_lane", nullptr};
     case QType::Q4_K: return {"q4_k_decode", "q4_k_lane", "q4_k_i8"};
     case QType::Q5_K: return {"q5_k_decode", "q5_k_lane", nullptr};
     case QType::Q6_K: return {"q6_k_decode", "q6_k_lane", "q6_k_i8"};

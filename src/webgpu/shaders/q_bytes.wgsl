@@ -114,3 +114,7 @@ fn q6k_scales4(so: u32, j: u32) -> vec4<f32> {
   let sv = bitcast<vec4<i32>>(vec4<u32>(sa << (24u - sh), sa << (8u - sh), sb << (24u - sh), sb << (8u - sh)));
   return vec4<f32>(sv >> vec4<u32>(24u));
 }
+// Bits i..i+3 of h as 0 / 1 (Q5_0 / Q5_1: bit j of the qh word is bit 4 of element j's code).
+fn bits4(h: u32, i: u32) -> vec4<f32> {
+  return vec4<f32>((vec4<u32>(h) >> (vec4<u32>(0u, 1u, 2u, 3u) + vec4<u32>(i))) & vec4<u32>(1u));
+}
