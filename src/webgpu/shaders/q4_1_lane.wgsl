@@ -2,28 +2,9 @@
 // (part p: code bytes 8p..8p+7, low nibbles elements 8p.., high nibbles QK/2 + 8p..);
 // y = d * q + m, the offset applied once per part through the sum of x: d * sum q*x + m * sum x.
 // 20-byte blocks stay word-aligned, so plain word reads suffice.
-const SLOTS: u32 = 2u;
-const PART: u32 = QK / 2u / SLOTS;  // code bytes per lane
+#include "q_lane_nibbles"
 const_assert Q_BLOCK_BYTES % 4u == 0u && Q_OFF_QS % 4u == 0u;
 const_assert Q_OFF_D % 4u == 0u && Q_OFF_M == Q_OFF_D + 2u;  // d and m share one word
-
-struct LaneX {
-  lo0: vec4<f32>,
-  lo1: vec4<f32>,
-  hi0: vec4<f32>,
-  hi1: vec4<f32>,
-  sum: f32,
-};
-
-fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
-  let lo = x4 + (b * QK + part * PART) / 4u;
-  let hi = lo + QK / 2u / 4u;
-  let a = xload(lo);
-  let c = xload(lo + 1u);
-  let e = xload(hi);
-  let f = xload(hi + 1u);
-  return LaneX(a, c, e, f, dot(a + c + e + f, vec4<f32>(1.0)));
-}
 
 fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {
   let qi = (blk + Q_OFF_QS + part * PART) >> 2u;

@@ -2,26 +2,7 @@
 // (part p: code bytes 8p..8p+7, low nibbles elements 8p.., high nibbles QK/2 + 8p..), each
 // code completed by its bit of the qh word (bit j for element j); the zero point is applied
 // once per part through the sum of x: d * (sum q*x - Q_ZERO * sum x).
-const SLOTS: u32 = 2u;
-const PART: u32 = QK / 2u / SLOTS;  // code bytes per lane
-
-struct LaneX {
-  lo0: vec4<f32>,  // x of the low nibbles
-  lo1: vec4<f32>,
-  hi0: vec4<f32>,  // x of the high nibbles
-  hi1: vec4<f32>,
-  sum: f32,
-};
-
-fn lane_x(x4: u32, b: u32, part: u32) -> LaneX {
-  let lo = x4 + (b * QK + part * PART) / 4u;
-  let hi = lo + QK / 2u / 4u;
-  let a = xload(lo);
-  let c = xload(lo + 1u);
-  let e = xload(hi);
-  let f = xload(hi + 1u);
-  return LaneX(a, c, e, f, dot(a + c + e + f, vec4<f32>(1.0)));
-}
+#include "q_lane_nibbles"
 
 // blk: byte offset of the block (22 bytes: every other one starts 2 bytes into a word).
 fn lane_dot(blk: u32, part: u32, v: LaneX) -> f32 {
