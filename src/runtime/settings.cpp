@@ -164,6 +164,13 @@ const std::vector<SettingInfo>& table() {
        "points per invocation (and largest radix) of the WebGPU Stockham FFT: fewer hold fewer registers, with "
        "more invocations per line and more exchange passes",
        4, 16, true, {}, num<&S::fft_radix>},
+      {"WGT_FFT_EXCHANGE", K::Choice, "complex or split", "complex",
+       "how the WebGPU Stockham FFT exchanges points between passes: `complex` (one vec2 array), `split` (the real "
+       "and the imaginary parts in turn through an f32 array: half the workgroup memory, twice the barriers)",
+       0, 0, false, {"complex", "split"},
+       [](S& s, const SettingValue& v, const std::string& e) {
+         put(s.fft_exchange, e, static_cast<Settings::FftExchange>(v.num));
+       }},
       {"WGT_SPARSE_SCHEDULE", K::Choice, "auto, thread, group, binned, merge or adaptive", "auto",
        "WebGPU SpMV/SpMM schedule for every matrix (docs/sparse.md): `auto` chooses by the row statistics; "
        "`adaptive` (CSR-Adaptive row blocks) is SpMV's, SpMM then takes `merge`",

@@ -63,7 +63,7 @@ void expect_stockham_shape(const Adapter& a, const FftStage& st, const std::stri
   EXPECT_EQ(s.radix[0], std::min<uint32_t>(max_radix, s.len)) << what;
   EXPECT_EQ(s.wg, s.lines * (s.len / s.radix[0])) << what;
   EXPECT_LE(s.wg, std::min<uint32_t>(256 * 16 / max_radix, a.l.max_compute_invocations_per_workgroup)) << what;
-  const uint64_t sm = s.np > 1 ? uint64_t{s.lines} * s.len * 8 : 0;
+  const uint64_t sm = s.np > 1 ? uint64_t{s.lines} * s.len * (s.split ? 4 : 8) : 0;
   EXPECT_EQ(s.swizzle, s.np > 1) << what;
   EXPECT_LE(sm, a.l.max_compute_workgroup_storage_size) << what;
   expect_variant_expands(st.variant(), what);
@@ -109,6 +109,24 @@ TEST(FftPlan, StockhamRadixTuning) {
   Adapter small = a;
   small.l.max_compute_invocations_per_workgroup = 256;
   EXPECT_FALSE(is_stockham(plan_of(small, fft_call({3, 4096}, 4096), t).stages[0]));
+}
+
+// WGT_FFT_EXCHANGE=split: exchanges through f32 workgroup memory (half the bytes: the shape
+// check above); one-pass lines have no exchange and stay unsplit; the name says it; a
+// different pipeline (the key) from the complex exchange; the four-step stages take it too.
+TEST(FftPlan, StockhamSplitExchange) {
+  Adapter a = big_gpu();
+  FftTuning t;
+  t.split_exchange = true;
+  const FftPlan p = plan_of(a, fft_call({8192, 4096}, 4096), t);
+  EXPECT_EQ(p.name(), "direct 4096 s16.16.16 x1 split");
+  EXPECT_EQ(p.stages[0].shader.split, 1);
+  expect_stockham_shape(a, p.stages[0], "split");
+  EXPECT_FALSE(p.stages[0].key() == plan_of(a, fft_call({8192, 4096}, 4096)).stages[0].key());
+  EXPECT_EQ(plan_of(a, fft_call({3, 16}, 16), t).stages[0].shader.split, 0);  // one pass: nothing to exchange
+  const FftPlan f = plan_of(a, fft_call({2, 1 << 20}, 1 << 20), t);
+  for (const FftStage& st : f.stages) EXPECT_EQ(st.shader.split, 1);
+  expect_variant_expands(p.stages[0].variant(), "split 4096");
 }
 
 TEST(FftPlan, PowersOfTwoRunOnStockhamEveryLength) {

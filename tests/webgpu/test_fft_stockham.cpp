@@ -18,11 +18,12 @@ using namespace fft_test;
 // The FFT tuning in force for one scope.
 struct FftTuningScope {
   FftTuningScope(webgpu::FftKernel k, std::optional<uint32_t> row = std::nullopt,
-                 std::optional<uint32_t> radix = std::nullopt) {
+                 std::optional<uint32_t> radix = std::nullopt, bool split = false) {
     webgpu::KernelTuning t = webgpu::kernel_tuning_from_settings();
     t.fft.kernel = k;
     t.fft.row = row;
     t.fft.radix = radix;
+    t.fft.split_exchange = split;
     webgpu::set_kernel_tuning_override(t);
   }
   ~FftTuningScope() { webgpu::set_kernel_tuning_override(std::nullopt); }
@@ -59,6 +60,26 @@ TEST_F(WebGpuFft, StockhamSmallerRadices) {
       EXPECT_NE(webgpu::fft_last_plan().find(want), std::string::npos) << tag << ": " << webgpu::fft_last_plan();
       if (n == 4096) compare(x, [](const Tensor& t) { return ifft(t); }, n, "ifft " + tag);
     }
+}
+
+// The split exchange (WGT_FFT_EXCHANGE=split: real, then imaginary parts through f32
+// workgroup memory) on lengths of two and three passes, with radix 8, a four-step length, an
+// inverse and a Bluestein length (two transforms in one kernel, the exchanges back to back).
+TEST_F(WebGpuFft, StockhamSplitExchange) {
+  for (uint32_t radix : {16u, 8u})
+    for (int64_t n : {64, 512, 4096, 16384}) {
+      FftTuningScope scope(webgpu::FftKernel::Stockham, std::nullopt, radix, true);
+      Tensor x = randc({n >= 4096 ? 2 : 5, n}, static_cast<uint32_t>(n + 3 * radix));
+      const std::string tag = "split radix " + std::to_string(radix) + " n " + std::to_string(n);
+      compare(x, [](const Tensor& t) { return fft(t); }, n, "fft " + tag);
+      EXPECT_NE(webgpu::fft_last_plan().find(" split"), std::string::npos) << tag << ": " << webgpu::fft_last_plan();
+      if (n == 4096) compare(x, [](const Tensor& t) { return ifft(t); }, n, "ifft " + tag);
+    }
+  FftTuningScope scope(webgpu::FftKernel::Stockham, std::nullopt, std::nullopt, true);
+  Tensor x = randc({3, 1009}, 77);
+  compare(x, [](const Tensor& t) { return fft(t); }, 1009, "fft split bluestein 1009");
+  EXPECT_NE(webgpu::fft_last_plan().find("bluestein"), std::string::npos) << webgpu::fft_last_plan();
+  EXPECT_NE(webgpu::fft_last_plan().find(" split"), std::string::npos) << webgpu::fft_last_plan();
 }
 
 TEST_F(WebGpuFft, FourStepPowersOfTwoWithEachRowLength) {

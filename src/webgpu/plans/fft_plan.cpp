@@ -82,14 +82,15 @@ uint64_t max_invocations(const Limits& l, uint32_t max_radix = 16) {
 // A Stockham stage of power-of-two length s.len, or false when the device cannot hold one
 // line's invocations. Lines per workgroup: 16 when they are adjacent in memory (each global
 // access of a subgroup then covers 128-byte runs), and enough for 64 invocations; at most
-// what workgroup memory and the invocation limit allow.
-bool shape_stockham(const Limits& l, FftShader& s, bool adjacent, uint32_t max_radix) {
+// what workgroup memory and the invocation limit allow. `split`: exchanges through f32
+// workgroup memory, one part at a time (FftTuning::split_exchange), half the bytes.
+bool shape_stockham(const Limits& l, FftShader& s, bool adjacent, uint32_t max_radix, bool split) {
   const std::vector<uint32_t> r = fft_stockham_radices(s.len, max_radix);
   if (r.empty()) return false;
   const uint64_t L = s.len, T = L / r[0], wg_max = max_invocations(l, max_radix);
   const uint64_t storage = l.max_compute_workgroup_storage_size;
   const bool exchanges = r.size() > 1;
-  auto bytes = [&](uint64_t c) { return exchanges ? c * L * 8 : 0; };
+  auto bytes = [&](uint64_t c) { return exchanges ? c * L * (split ? 4 : 8) : 0; };
   if (T > wg_max || bytes(1) > storage) return false;
   uint64_t c = std::max<uint64_t>(adjacent ? 16 : 1, 64 / T);
   c = std::min(c, pow2_floor(wg_max / T));
@@ -100,6 +101,7 @@ bool shape_stockham(const Limits& l, FftShader& s, bool adjacent, uint32_t max_r
   s.wg = static_cast<uint16_t>(c * T);
   s.load_lf = s.store_lf = adjacent && c > 1;
   s.swizzle = exchanges;
+  s.split = exchanges && split;
   return true;
 }
 
@@ -148,7 +150,7 @@ ShaderVariant FftStage::variant() const {
                      {"T", std::to_string(s.len / s.radix[0])}, {"NP", std::to_string(s.np)},
                      {"IN_MODE", std::to_string(s.in_mode)}, {"OUT_REAL", std::to_string(s.out_real)},
                      {"TWIDDLE", std::to_string(s.twiddle)}, {"BLUE", std::to_string(s.blue)},
-                     {"LF", std::to_string(s.load_lf)}, {"SWIZZLE", std::to_string(s.swizzle)}, {"COLS", cols},
+                     {"LF", std::to_string(s.load_lf)}, {"SWIZZLE", std::to_string(s.swizzle)}, {"SPLIT", std::to_string(s.split)}, {"COLS", cols},
                      {"BIN1", std::to_string(s.bin1)}}};
     for (auto& d : fft_stockham_code(s)) v.defines.push_back(std::move(d));
     return v;
@@ -178,7 +180,7 @@ std::string FftPlan::name() const {
   auto rad = [](const FftShader& s) {
     std::string t = s.kernel == static_cast<uint8_t>(FftKernelKind::Stockham) ? "s" : "r";
     for (int i = 0; i < s.np; ++i) t += (i ? "." : "") + std::to_string(s.radix[i]);
-    return t + " x" + std::to_string(s.lines);
+    return t + " x" + std::to_string(s.lines) + (s.split ? " split" : "");
   };
   switch (algo) {
     case FftAlgo::Direct: return "direct " + std::to_string(n) + " " + rad(stages[0].shader);
@@ -265,6 +267,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
   const std::vector<uint32_t> radices = fft_radices(n);
   const bool stockham = tuning.kernel != FftKernel::Local;
   const uint32_t max_radix = tuning.radix == 8u || tuning.radix == 4u ? *tuning.radix : 16;
+  const bool split = tuning.split_exchange;
   // A one-dispatch stage of length L over the call's lines: Stockham for powers of two
   // (unless tuned off or the device cannot hold a line's invocations), else the local kernel.
   auto whole_line_stage = [&](uint64_t L, bool blue) {
@@ -276,7 +279,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
     s.lines_total = B, s.cols = 1;
     s.ic = es, s.ie = es, s.oc = os, s.oe = os;
     const bool adjacent = lines_adjacent_in || lines_adjacent_out;
-    if (!(stockham && shape_stockham(lim, s.shader, adjacent, max_radix))) {
+    if (!(stockham && shape_stockham(lim, s.shader, adjacent, max_radix, split))) {
       set_radices(s.shader, fft_radices(L));
       s.shader.load_lf = lines_adjacent_in;
       s.shader.store_lf = lines_adjacent_out;
@@ -329,8 +332,8 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
       b.in_scratch = true, b.in_off = 0, b.ibh = static_cast<int64_t>(Bi * n), b.ibl = static_cast<int64_t>(n);
       b.ic = static_cast<int64_t>(n2), b.ie = 1, b.in_len = n, b.es = 0;
       b.oc = os, b.oe = static_cast<int64_t>(n1) * os;
-      if (!(stockham && is_pow2(n) && shape_stockham(lim, a.shader, true, max_radix) &&
-            shape_stockham(lim, b.shader, true, max_radix))) {
+      if (!(stockham && is_pow2(n) && shape_stockham(lim, a.shader, true, max_radix, split) &&
+            shape_stockham(lim, b.shader, true, max_radix, split))) {
         a.shader = b.shader = FftShader{};
         a.shader.len = static_cast<uint16_t>(n1), a.shader.twiddle = 1, a.shader.in_mode = base.in_mode;
         set_radices(a.shader, fft_radices(n1));

@@ -51,6 +51,8 @@ struct FftShader {
   uint8_t kernel = 0;    // FftKernelKind
   uint8_t bin1 = 0;      // one inner batch group (FftStage::bin == 1): no division in the addresses
   uint8_t swizzle = 0;   // Stockham: XOR-swizzled workgroup-memory indices (bank conflicts)
+  uint8_t split = 0;     // Stockham: exchanges through f32 workgroup memory, real then imaginary parts
+  uint8_t reserved = 0;  // keeps the struct free of padding (make_key compares bytes)
   std::array<uint8_t, kFftMaxPasses> radix{};  // first pass (on the whole line) first; Stockham: radix[0] = points per invocation
 };
 

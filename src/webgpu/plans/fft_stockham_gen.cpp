@@ -40,7 +40,7 @@ std::string passes(const FftShader& s) {
   uint32_t ns = 1;
   for (int k = 0; k < s.np; ++k) {
     const uint32_t R = s.radix[k], Q = P / R;
-    if (k > 0) {  // read this pass's inputs back
+    if (k > 0 && !s.split) {  // read this pass's inputs back (split: read at the exchange)
       o += "  workgroupBarrier();\n";
       for (uint32_t m = 0; m < P; ++m) o += "  " + reg(m) + " = sm[sidx(line, t + " + u(T * m) + ")];\n";
     }
@@ -62,12 +62,28 @@ std::string passes(const FftShader& s) {
     }
     if (k + 1 < s.np) {  // write the outputs to their autosort places
       if (k > 0) o += "  workgroupBarrier();\n";  // every invocation has read the last exchange
-      for (uint32_t q = 0; q < Q; ++q) {
-        o += "  {\n    let j = t + " + u(q * T) + ";\n";
-        o += "    let d = ((j >> " + u(log2u(ns)) + ") << " + u(log2u(ns * R)) + ") | (j & " + u(ns - 1) + ");\n";
-        for (uint32_t r = 0; r < R; ++r)
-          o += "    sm[sidx(line, d + " + u(r * ns) + ")] = " + reg(q + r * Q) + ";\n";
-        o += "  }\n";
+      // Split: the real parts go through f32 workgroup memory into e{m}, then the imaginary
+      // parts straight back into the registers, so the whole exchange is here.
+      auto write = [&](const std::string& part) {
+        for (uint32_t q = 0; q < Q; ++q) {
+          o += "  {\n    let j = t + " + u(q * T) + ";\n";
+          o += "    let d = ((j >> " + u(log2u(ns)) + ") << " + u(log2u(ns * R)) + ") | (j & " + u(ns - 1) + ");\n";
+          for (uint32_t r = 0; r < R; ++r)
+            o += "    sm[sidx(line, d + " + u(r * ns) + ")] = " + reg(q + r * Q) + part + ";\n";
+          o += "  }\n";
+        }
+      };
+      if (s.split) {
+        write(".x");
+        o += "  workgroupBarrier();\n";
+        for (uint32_t m = 0; m < P; ++m) o += "  e" + std::to_string(m) + " = sm[sidx(line, t + " + u(T * m) + ")];\n";
+        o += "  workgroupBarrier();\n";
+        write(".y");
+        o += "  workgroupBarrier();\n";
+        for (uint32_t m = 0; m < P; ++m)
+          o += "  " + reg(m) + " = vec2<f32>(e" + std::to_string(m) + ", sm[sidx(line, t + " + u(T * m) + ")]);\n";
+      } else {
+        write("");
       }
     }
     ns *= R;
@@ -91,6 +107,7 @@ std::vector<std::pair<std::string, std::string>> fft_stockham_code(const FftShad
   std::string decl, load, mid, store;
   for (uint32_t m = 0; m < P; ++m) {
     decl += "  var " + reg(m) + ": vec2<f32>;\n";
+    if (s.split && s.np > 1) decl += "  var e" + std::to_string(m) + ": f32;\n";
     load += "  " + reg(m) + " = load(g, t + " + u(T * m) + ");\n";
     if (s.blue) mid += "  " + reg(m) + " = conj(cmul(" + reg(m) + ", tab[p.spec_off + t + " + u(T * m) + "]));\n";
   }

@@ -89,6 +89,7 @@ FftTuning fft_from(const Settings& s) {
   }
   t.row = *s.fft_row;
   t.radix = *s.fft_radix;
+  t.split_exchange = *s.fft_exchange == Settings::FftExchange::Split;
   return t;
 }
 

@@ -88,6 +88,9 @@ struct FftTuning {
   // Stockham: points per invocation and largest radix (16, 8 or 4); unset: 16. Fewer points
   // per invocation hold fewer registers, with more invocations and exchange passes per line.
   std::optional<uint32_t> radix;
+  // Stockham: exchange the real and the imaginary parts in turn through an f32 array, half
+  // the workgroup memory (more workgroups resident where it limits them) for twice the barriers.
+  bool split_exchange = false;
 };
 
 struct KernelTuning {

@@ -15,7 +15,8 @@
 // radix-16 pass: every lane on one bank) spread over 16 consecutive-entry slots and the
 // consecutive reads stay conflict-free; TWIDDLE (four-step column stage) multiplies by w_n^(c k) before
 // the store; BLUE runs chirp, forward passes, the chirp spectrum product (natural order),
-// the passes again on the conjugate, and the chirp.
+// the passes again on the conjugate, and the chirp. SPLIT exchanges the real parts, then the
+// imaginary parts, through an f32 array: half the workgroup memory, twice the barriers.
 #include "fft_io"
 
 const L: u32 = {{L}}u;
@@ -23,7 +24,11 @@ const C: u32 = {{C}}u;
 const T: u32 = {{T}}u;
 
 #if NP > 1
+#if SPLIT
+var<workgroup> sm: array<f32, C * L>;  // one part of every point at a time
+#else
 var<workgroup> sm: array<vec2<f32>, C * L>;
+#endif
 
 fn sidx(line: u32, i: u32) -> u32 {
 #if LF
