@@ -36,54 +36,61 @@ void quant_q8_0(const float* x, BlockQ8_0& b) {
   for (uint32_t i = 0; i < kQK32; ++i) b.qs[i] = static_cast<int8_t>(clampi(rnd(x[i] * id), -127, 127));
 }
 
-void quant_q4_0(const float* x, BlockQ4_0& b) {
-  b.d = f32_to_f16(signed_absmax(x, kQK32) / -8.f);
-  const float d = f16_to_f32(b.d), id = d != 0.f ? 1.f / d : 0.f;
-  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
-    const int lo = clampi(rnd(x[i] * id) + 8, 0, 15), hi = clampi(rnd(x[i + kQK32 / 2] * id) + 8, 0, 15);
-    b.qs[i] = static_cast<uint8_t>(lo | (hi << 4));
-  }
+// The legacy symmetric formats (Q4_0, Q5_0): the value of largest magnitude maps to code 0
+// (d = v / -zero), codes round(x / d) + zero in [0, 2 zero - 1], with the fp16-rounded d.
+void symmetric_codes(const float* x, int zero, uint16_t& d16, int q[kQK32]) {
+  d16 = f32_to_f16(signed_absmax(x, kQK32) / static_cast<float>(-zero));
+  const float d = f16_to_f32(d16), id = d != 0.f ? 1.f / d : 0.f;
+  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd(x[i] * id) + zero, 0, 2 * zero - 1);
 }
 
-void quant_q4_1(const float* x, BlockQ4_1& b) {
+// The legacy affine formats (Q4_1, Q5_1): d = (max - min) / nmax and m = min, both stored as
+// fp16, codes round((x - m) / d) in [0, nmax] computed with the stored values.
+void affine_codes(const float* x, int nmax, uint16_t& d16, uint16_t& m16, int q[kQK32]) {
   float mn = x[0], mx = x[0];
   for (uint32_t i = 1; i < kQK32; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
-  b.d = f32_to_f16((mx - mn) / 15.f);
-  b.m = f32_to_f16(mn);
-  const float d = f16_to_f32(b.d), m = f16_to_f32(b.m), id = d > 0.f ? 1.f / d : 0.f;
-  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
-    const int lo = clampi(rnd((x[i] - m) * id), 0, 15), hi = clampi(rnd((x[i + kQK32 / 2] - m) * id), 0, 15);
-    b.qs[i] = static_cast<uint8_t>(lo | (hi << 4));
-  }
+  d16 = f32_to_f16((mx - mn) / static_cast<float>(nmax));
+  m16 = f32_to_f16(mn);
+  const float d = f16_to_f32(d16), m = f16_to_f32(m16), id = d > 0.f ? 1.f / d : 0.f;
+  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd((x[i] - m) * id), 0, nmax);
 }
 
-// Q5_0 / Q5_1 codes (0..31) into the nibbles and the qh word (bit j = bit 4 of code j).
+// Low 4 bits of the codes in Q4_0's nibble order: element i in the low nibble of qs[i], element
+// i + 16 in the high nibble.
+void pack_nibbles(const int q[kQK32], uint8_t qs[kQK32 / 2]) {
+  for (uint32_t i = 0; i < kQK32 / 2; ++i) qs[i] = static_cast<uint8_t>((q[i] & 0x0F) | ((q[i + kQK32 / 2] & 0x0F) << 4));
+}
+
+// Q5_0 / Q5_1: the nibbles, and bit 4 of code j as bit j of the qh word (little-endian).
 template <class B>
 void pack_q5(const int q[kQK32], B& b) {
+  pack_nibbles(q, b.qs);
   uint32_t h = 0;
-  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
-    b.qs[i] = static_cast<uint8_t>((q[i] & 0x0F) | ((q[i + kQK32 / 2] & 0x0F) << 4));
-    h |= static_cast<uint32_t>(q[i] >> 4) << i | static_cast<uint32_t>(q[i + kQK32 / 2] >> 4) << (i + kQK32 / 2);
-  }
+  for (uint32_t i = 0; i < kQK32; ++i) h |= static_cast<uint32_t>(q[i] >> 4) << i;
   for (int k = 0; k < 4; ++k) b.qh[k] = static_cast<uint8_t>(h >> (8 * k));
 }
 
-void quant_q5_0(const float* x, BlockQ5_0& b) {
-  b.d = f32_to_f16(signed_absmax(x, kQK32) / -16.f);
-  const float d = f16_to_f32(b.d), id = d != 0.f ? 1.f / d : 0.f;
+void quant_q4_0(const float* x, BlockQ4_0& b) {
   int q[kQK32];
-  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd(x[i] * id) + 16, 0, 31);
+  symmetric_codes(x, static_cast<int>(kQ4_0Zero), b.d, q);
+  pack_nibbles(q, b.qs);
+}
+
+void quant_q4_1(const float* x, BlockQ4_1& b) {
+  int q[kQK32];
+  affine_codes(x, 15, b.d, b.m, q);
+  pack_nibbles(q, b.qs);
+}
+
+void quant_q5_0(const float* x, BlockQ5_0& b) {
+  int q[kQK32];
+  symmetric_codes(x, static_cast<int>(kQ5_0Zero), b.d, q);
   pack_q5(q, b);
 }
 
 void quant_q5_1(const float* x, BlockQ5_1& b) {
-  float mn = x[0], mx = x[0];
-  for (uint32_t i = 1; i < kQK32; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
-  b.d = f32_to_f16((mx - mn) / 31.f);
-  b.m = f32_to_f16(mn);
-  const float d = f16_to_f32(b.d), m = f16_to_f32(b.m), id = d > 0.f ? 1.f / d : 0.f;
   int q[kQK32];
-  for (uint32_t i = 0; i < kQK32; ++i) q[i] = clampi(rnd((x[i] - m) * id), 0, 31);
+  affine_codes(x, 31, b.d, b.m, q);
   pack_q5(q, b);
 }
 

@@ -1,11 +1,9 @@
-// Q4_0 decoder: elements e..e+7 (e a multiple of 8); y = d * (q - Q_ZERO). Element j of a
-// block is the low nibble of qs[j] for j < QK/2, the high nibble of qs[j - QK/2] otherwise.
+// Q4_0 decoder: elements e..e+7 (e a multiple of 8); y = d * (q - Q_ZERO), q the nibble.
+#include "q_nibbles8"
+
 fn decode8(row_base: u32, e: u32) -> array<f32, 8> {
-  let off = row_base + (e / QK) * Q_BLOCK_BYTES;
-  let d = half_at(off + Q_OFF_D);
-  let j = e % QK;
-  let qo = off + Q_OFF_QS + j % (QK / 2u);
-  let sh = (j / (QK / 2u)) * 4u;
+  let n = nib8(row_base, e);
+  let d = half_at(n.blk + Q_OFF_D);
   let z = vec4<f32>(f32(Q_ZERO));
-  return pack8(d * (bytes_bits(u32_at(qo), sh, 0xFu) - z), d * (bytes_bits(u32_at(qo + 4u), sh, 0xFu) - z));
+  return pack8(d * (n.lo - z), d * (n.hi - z));
 }
