@@ -151,7 +151,7 @@ const std::vector<SettingInfo>& table() {
       {"WGT_REDUCE_SUBGROUPS", K::Choice, "on or off", "on", "`off` forces the workgroup-memory row reductions", 0, 0,
        false, {"on", "off"}, on_off<&S::reduce_subgroups>},
       {"WGT_FFT_KERNEL", K::Choice, "auto, local or stockham", "auto",
-       "WebGPU power-of-two FFTs: `stockham` (register-resident radix-16 kernel), `local` (the mixed-radix "
+       "WebGPU power-of-two FFTs: `stockham` (register-resident Stockham kernel), `local` (the mixed-radix "
        "workgroup-memory kernel, as for the other lengths), `auto` (stockham)",
        0, 0, false, {"auto", "local", "stockham"},
        [](S& s, const SettingValue& v, const std::string& e) {
@@ -160,11 +160,11 @@ const std::vector<SettingInfo>& table() {
       {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "1024 (or the largest one-workgroup length where smaller)",
        "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
        num<&S::fft_row>},
-      {"WGT_FFT_RADIX", K::Count, "4, 8 or 16", "16",
+      {"WGT_FFT_RADIX", K::Count, "4, 8 or 16", "8",
        "points per invocation (and largest radix) of the WebGPU Stockham FFT: fewer hold fewer registers, with "
        "more invocations per line and more exchange passes",
        4, 16, true, {}, num<&S::fft_radix>},
-      {"WGT_FFT_EXCHANGE", K::Choice, "complex or split", "complex",
+      {"WGT_FFT_EXCHANGE", K::Choice, "complex or split", "split",
        "how the WebGPU Stockham FFT exchanges points between passes: `complex` (one vec2 array), `split` (the real "
        "and the imaginary parts in turn through an f32 array: half the workgroup memory, twice the barriers)",
        0, 0, false, {"complex", "split"},

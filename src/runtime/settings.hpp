@@ -120,7 +120,7 @@ struct Settings {
   Setting<FftKernel> fft_kernel = FftKernel::Auto;
   Setting<std::optional<uint32_t>> fft_row;  // WGT_FFT_ROW: the four-step row length
   enum class FftExchange { Complex, Split };
-  Setting<FftExchange> fft_exchange = FftExchange::Complex;  // WGT_FFT_EXCHANGE
+  Setting<FftExchange> fft_exchange = FftExchange::Split;  // WGT_FFT_EXCHANGE
   Setting<std::optional<uint32_t>> fft_radix;  // WGT_FFT_RADIX: the Stockham kernel's points per invocation
   // WGT_SPARSE_SCHEDULE: a wgt::SparseSchedule value forced on every sparse op; unset = auto
   Setting<std::optional<uint8_t>> sparse_schedule;

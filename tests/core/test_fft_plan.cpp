@@ -40,7 +40,16 @@ OpCall fft_call(const Shape& s, int64_t n, int axis = -1, Kind kind = Kind::Forw
   return c;
 }
 
-FftPlan plan_of(const Adapter& a, const OpCall& c, FftTuning t = {}) {
+// The radix-16, complex-exchange Stockham kernel these geometry tests were written for (the
+// defaults are radix 8 with the split exchange: FftPlan.DefaultsAreRadix8WithTheSplitExchange).
+FftTuning classic() {
+  FftTuning t;
+  t.radix = 16;
+  t.split_exchange = false;
+  return t;
+}
+
+FftPlan plan_of(const Adapter& a, const OpCall& c, FftTuning t = classic()) {
   Planned<FftPlan> p = plan_fft(a.caps(), t, c);
   EXPECT_TRUE(p.ok()) << p.reject;
   return p.plan;
@@ -89,7 +98,7 @@ TEST(FftPlan, StockhamRadices) {
 // tried), every shape consistent with the adapter.
 TEST(FftPlan, StockhamRadixTuning) {
   const Adapter a = big_gpu();
-  FftTuning t;
+  FftTuning t = classic();
   t.radix = 8;
   FftPlan p = plan_of(a, fft_call({8192, 4096}, 4096), t);
   EXPECT_EQ(p.name(), "direct 4096 s8.8.8.8 x1");
@@ -116,7 +125,7 @@ TEST(FftPlan, StockhamRadixTuning) {
 // different pipeline (the key) from the complex exchange; the four-step stages take it too.
 TEST(FftPlan, StockhamSplitExchange) {
   Adapter a = big_gpu();
-  FftTuning t;
+  FftTuning t = classic();
   t.split_exchange = true;
   const FftPlan p = plan_of(a, fft_call({8192, 4096}, 4096), t);
   EXPECT_EQ(p.name(), "direct 4096 s16.16.16 x1 split");
@@ -127,6 +136,24 @@ TEST(FftPlan, StockhamSplitExchange) {
   const FftPlan f = plan_of(a, fft_call({2, 1 << 20}, 1 << 20), t);
   for (const FftStage& st : f.stages) EXPECT_EQ(st.shader.split, 1);
   expect_variant_expands(p.stages[0].variant(), "split 4096");
+}
+
+// The defaults (FftTuning{}, the settings' defaults): 8 points per invocation and the split
+// exchange, for every Stockham stage: direct, four-step and Bluestein.
+TEST(FftPlan, DefaultsAreRadix8WithTheSplitExchange) {
+  const Adapter a = big_gpu();
+  const FftTuning d;
+  EXPECT_EQ(plan_of(a, fft_call({8192, 4096}, 4096), d).name(), "direct 4096 s8.8.8.8 x1 split");
+  EXPECT_EQ(plan_of(a, fft_call({8192, 4096}, 4096), d).stages[0].shader.wg, 512);
+  for (const FftStage& st : plan_of(a, fft_call({2, 1 << 20}, 1 << 20), d).stages) {
+    EXPECT_EQ(st.shader.radix[0], 8);
+    EXPECT_EQ(st.shader.split, 1);
+  }
+  const FftPlan b = plan_of(a, fft_call({3, 1009}, 1009), d);
+  EXPECT_EQ(b.stages[0].shader.radix[0], 8) << b.name();
+  EXPECT_EQ(b.stages[0].shader.split, 1) << b.name();
+  EXPECT_EQ(webgpu::kernel_tuning_from_settings().fft.split_exchange, true);
+  EXPECT_FALSE(webgpu::kernel_tuning_from_settings().fft.radix.has_value());  // unset: kFftDefaultRadix
 }
 
 TEST(FftPlan, PowersOfTwoRunOnStockhamEveryLength) {
@@ -155,7 +182,7 @@ TEST(FftPlan, PowersOfTwoRunOnStockhamEveryLength) {
 TEST(FftPlan, LocalKernelForOtherLengthsAndUnderTheTuning) {
   const Adapter a = big_gpu();
   for (int64_t n : {12, 1000, 2187}) EXPECT_FALSE(is_stockham(plan_of(a, fft_call({3, n}, n)).stages[0])) << n;
-  FftTuning local;
+  FftTuning local = classic();
   local.kernel = FftKernel::Local;
   for (int64_t n : {2, 64, 4096}) {
     const FftPlan p = plan_of(a, fft_call({3, n}, n), local);
@@ -209,7 +236,7 @@ TEST(FftPlan, FourStepSplitAndRowTuning) {
   EXPECT_EQ(p.stages[1].shader.twiddle, 0);
   // The row length is tunable, clamped to what the device and n allow (n1 <= 4096 too).
   for (auto [row, n2] : {std::pair<uint32_t, uint64_t>{2048, 2048}, {64, 256}, {4096, 4096}}) {
-    FftTuning t;
+    FftTuning t = classic();
     t.row = row;
     p = plan_of(a, c, t);
     EXPECT_EQ(p.n2, n2) << row;
@@ -241,7 +268,7 @@ TEST(FftPlan, RealTransformsAndShaderKeys) {
   EXPECT_EQ(h.stages[0].shader.out_real, 1);
   // Different shaders, different pipeline keys; the same shader, the same key.
   EXPECT_NE(r.stages[0].key(), h.stages[0].key());
-  FftTuning local;
+  FftTuning local = classic();
   local.kernel = FftKernel::Local;
   EXPECT_NE(r.stages[0].key(), plan_of(a, fft_call({3, 1024}, 1024, -1, Kind::RealForward), local).stages[0].key());
   EXPECT_EQ(r.stages[0].key(), plan_of(a, fft_call({9, 1024}, 1024, -1, Kind::RealForward)).stages[0].key());

@@ -266,7 +266,7 @@ Planned<FftPlan> plan_fft(const Caps& caps, const FftTuning& tuning, const OpCal
 
   const std::vector<uint32_t> radices = fft_radices(n);
   const bool stockham = tuning.kernel != FftKernel::Local;
-  const uint32_t max_radix = tuning.radix == 8u || tuning.radix == 4u ? *tuning.radix : 16;
+  const uint32_t max_radix = tuning.radix == 16u || tuning.radix == 4u ? *tuning.radix : kFftDefaultRadix;
   const bool split = tuning.split_exchange;
   // A one-dispatch stage of length L over the call's lines: Stockham for powers of two
   // (unless tuned off or the device cannot hold a line's invocations), else the local kernel.

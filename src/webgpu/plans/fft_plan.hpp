@@ -33,7 +33,12 @@ enum class FftIn : uint8_t { Complex = 0, Real = 1, Hermitian = 2 };
 // Which shader runs a stage.
 enum class FftKernelKind : uint8_t { Local = 0, Stockham = 1 };
 
-constexpr int kFftMaxPasses = 12;  // radix passes of one in-workgroup FFT (4096 = 3^7 needs 7)
+constexpr int kFftMaxPasses = 12;
+// The Stockham kernel's default points per invocation, with the split exchange the default
+// (FftTuning): on NVIDIA Hopper, 8 points on 512 invocations and half the workgroup memory
+// ran 4096- and 2^20-point transforms about twice as fast as 16 points exchanging complex
+// values (BENCHMARKS.md, the FFT rows and their reading).
+constexpr uint32_t kFftDefaultRadix = 8;  // radix passes of one in-workgroup FFT (4096 = 3^7 needs 7)
 
 // The fields that select one dispatch's shader: the pipeline key is their bytes (no padding).
 struct FftShader {

@@ -85,12 +85,12 @@ enum class FftKernel : uint8_t { Auto, Local, Stockham };
 struct FftTuning {
   FftKernel kernel = FftKernel::Auto;  // power-of-two lengths: Auto = Stockham where it applies
   std::optional<uint32_t> row;         // four-step row length n2; unset: the largest one-workgroup length
-  // Stockham: points per invocation and largest radix (16, 8 or 4); unset: 16. Fewer points
+  // Stockham: points per invocation and largest radix (16, 8 or 4); unset: kFftDefaultRadix (8). Fewer points
   // per invocation hold fewer registers, with more invocations and exchange passes per line.
   std::optional<uint32_t> radix;
   // Stockham: exchange the real and the imaginary parts in turn through an f32 array, half
   // the workgroup memory (more workgroups resident where it limits them) for twice the barriers.
-  bool split_exchange = false;
+  bool split_exchange = true;
 };
 
 struct KernelTuning {
