@@ -123,6 +123,20 @@ inline constexpr QTypeInfo kQTypeTable[kNumQTypes] = {
 static_assert(kQTypeTable[static_cast<int>(QType::Q6_K)].block_bytes == 210);
 static_assert(kQTypeTable[static_cast<int>(QType::Q5_1)].block_bytes == 24);
 
+// Q5_0 / Q5_1: the qh word (little-endian), whose bit j is bit 4 of code j.
+inline uint32_t q5_high_bits(const uint8_t qh[4]) {
+  return uint32_t{qh[0]} | uint32_t{qh[1]} << 8 | uint32_t{qh[2]} << 16 | uint32_t{qh[3]} << 24;
+}
+// Q5_0 / Q5_1 codes 0..31 of block b (BlockQ5_0 or BlockQ5_1): nibble plus 16 * bit j of qh.
+template <class B>
+void q5_codes(const B& b, int q[kQK32]) {
+  const uint32_t h = q5_high_bits(b.qh);
+  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
+    q[i] = (b.qs[i] & 0x0F) | static_cast<int>(((h >> i) & 1u) << 4);
+    q[i + kQK32 / 2] = (b.qs[i] >> 4) | static_cast<int>(((h >> (i + kQK32 / 2)) & 1u) << 4);
+  }
+}
+
 // Q4_K/Q5_K sub-block j (0..7): 6-bit scale and min. Bytes 0..3 hold scales 0..3 in their
 // low 6 bits, bytes 4..7 mins 0..3; bytes 8..11 hold the low 4 bits of scale (low nibble)
 // and min (high nibble) of sub-blocks 4..7, whose top 2 bits sit in the spare top 2 bits of

@@ -29,18 +29,7 @@ void deq_q4_1(const BlockQ4_1& b, float* y) {
     y[i + kQK32 / 2] = d * static_cast<float>(b.qs[i] >> 4) + m;
   }
 }
-// Q5_0 / Q5_1: code j (0..31) = its nibble plus 16 times bit j of qh (a little-endian u32).
-inline uint32_t q5_high_bits(const uint8_t qh[4]) {
-  return uint32_t{qh[0]} | uint32_t{qh[1]} << 8 | uint32_t{qh[2]} << 16 | uint32_t{qh[3]} << 24;
-}
-template <class B>
-void q5_codes(const B& b, int q[kQK32]) {
-  const uint32_t h = q5_high_bits(b.qh);
-  for (uint32_t i = 0; i < kQK32 / 2; ++i) {
-    q[i] = (b.qs[i] & 0x0F) | static_cast<int>(((h >> i) & 1u) << 4);
-    q[i + kQK32 / 2] = (b.qs[i] >> 4) | static_cast<int>(((h >> (i + kQK32 / 2)) & 1u) << 4);
-  }
-}
+// Q5_0 / Q5_1: codes from q5_codes (blocks.hpp).
 void deq_q5_0(const BlockQ5_0& b, float* y) {
   const float d = h2f(b.d);
   int q[kQK32];

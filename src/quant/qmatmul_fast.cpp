@@ -5,7 +5,6 @@
 // dimension of a weight.
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <type_traits>
 
 #include "cpu/fast/parallel.hpp"
@@ -74,14 +73,11 @@ void decode(QType t, const uint8_t* p, Decoded& out) {
       const bool one = t == QType::Q5_1;
       const auto& b0 = *reinterpret_cast<const BlockQ5_0*>(p);
       const auto& b1 = *reinterpret_cast<const BlockQ5_1*>(p);
-      const uint8_t* qh = one ? b1.qh : b0.qh;
-      const uint8_t* qs = one ? b1.qs : b0.qs;
-      const uint32_t h = uint32_t{qh[0]} | uint32_t{qh[1]} << 8 | uint32_t{qh[2]} << 16 | uint32_t{qh[3]} << 24;
+      int q[kQK32];
+      if (one) q5_codes(b1, q);
+      else q5_codes(b0, q);
       out.g = 32, out.nsub = 1, out.a[0] = h2f(b0.d), out.c[0] = one ? h2f(b1.m) : -16.f * out.a[0];
-      for (int i = 0; i < 16; ++i) {
-        out.q[i] = static_cast<float>((qs[i] & 0x0F) | (((h >> i) & 1u) << 4));
-        out.q[i + 16] = static_cast<float>((qs[i] >> 4) | (((h >> (i + 16)) & 1u) << 4));
-      }
+      for (uint32_t i = 0; i < kQK32; ++i) out.q[i] = static_cast<float>(q[i]);
       return;
     }
     case QType::Q4_K:
@@ -202,9 +198,7 @@ inline void expand(const uint8_t* p, Sink& k, int64_t at0) {
       const auto& b0 = *reinterpret_cast<const BlockQ5_0*>(p);
       const auto& b1 = *reinterpret_cast<const BlockQ5_1*>(p);
       const float d = h2f(b0.d), c = one ? h2f(b1.m) : -16.f * d;
-      uint32_t h;
-      std::memcpy(&h, one ? b1.qh : b0.qh, 4);
-      const __m128i hv = _mm_cvtsi32_si128(static_cast<int>(h));
+      const __m128i hv = _mm_cvtsi32_si128(static_cast<int>(q5_high_bits(one ? b1.qh : b0.qh)));
       const __m128i bits = _mm_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
       const __m128i sixteen = _mm_set1_epi8(0x10);
       auto fifth = [&](int byte0) {  // 16 where bit (8 byte0 + lane) of h is set, lanes 0..15

@@ -33,6 +33,9 @@ void num(Settings& s, const SettingValue& v, const std::string& e) {
 }
 template <auto M>
 void dims(Settings& s, const SettingValue& v, const std::string& e) { put(s.*M, e, v.dims); }
+// Choices into an enum (or an optional one) whose values follow the choice list's order.
+template <auto M>
+void choice(Settings& s, const SettingValue& v, const std::string& e) { num<M>(s, v, e); }
 // Choices {"on", "off"} into a bool.
 template <auto M>
 void on_off(Settings& s, const SettingValue& v, const std::string& e) { put(s.*M, e, v.num == 0); }
@@ -47,10 +50,7 @@ const std::vector<SettingInfo>& table() {
       // ---- runtime policy: read when the Runtime is constructed ----
       {"WGT_POLICY", K::Choice, "auto, gpu-strict or cpu-only", "auto",
        "`gpu-strict` never falls back (typed error), `cpu-only` runs everything on the CPU", 0, 0, false,
-       {"auto", "gpu-strict", "cpu-only"},
-       [](S& s, const SettingValue& v, const std::string& e) {
-         put(s.policy, e, std::optional<PolicyMode>(static_cast<PolicyMode>(v.num)));
-       }},
+       {"auto", "gpu-strict", "cpu-only"}, choice<&S::policy>},
       {"WGT_CPU_MODE", K::Choice, "fast or reference", "fast",
        "`fast` (threads, SIMD, OpenBLAS) or `reference` (plain loops, the oracle)", 0, 0, false, {"fast", "reference"},
        [](S& s, const SettingValue& v, const std::string& e) {
@@ -142,10 +142,7 @@ const std::vector<SettingInfo>& table() {
        {"on", "off"}, on_off<&S::matmul_subgroups>},
       {"WGT_MATMUL_F16", K::Choice, "auto, native or packed", "auto",
        "f16 operands as native `f16` (needs shader-f16) or packed two per u32", 0, 0, false,
-       {"auto", "native", "packed"},
-       [](S& s, const SettingValue& v, const std::string& e) {
-         put(s.matmul_f16, e, static_cast<Settings::F16Store>(v.num));
-       }},
+       {"auto", "native", "packed"}, choice<&S::matmul_f16>},
       {"WGT_MATMUL_VEC", K::Choice, "on or off", "on", "`off` keeps scalar global loads and stores", 0, 0, false,
        {"on", "off"}, on_off<&S::matmul_vec>},
       {"WGT_REDUCE_SUBGROUPS", K::Choice, "on or off", "on", "`off` forces the workgroup-memory row reductions", 0, 0,
@@ -153,10 +150,7 @@ const std::vector<SettingInfo>& table() {
       {"WGT_FFT_KERNEL", K::Choice, "auto, local or stockham", "auto",
        "WebGPU power-of-two FFTs: `stockham` (register-resident Stockham kernel), `local` (the mixed-radix "
        "workgroup-memory kernel, as for the other lengths), `auto` (stockham)",
-       0, 0, false, {"auto", "local", "stockham"},
-       [](S& s, const SettingValue& v, const std::string& e) {
-         put(s.fft_kernel, e, static_cast<Settings::FftKernel>(v.num));
-       }},
+       0, 0, false, {"auto", "local", "stockham"}, choice<&S::fft_kernel>},
       {"WGT_FFT_ROW", K::Count, "a power of two from 2 to 4096", "1024 (or the largest one-workgroup length where smaller)",
        "row length n2 of the WebGPU four-step FFT (n = n1 x n2, n1 the strided column length)", 2, 4096, true, {},
        num<&S::fft_row>},
@@ -167,10 +161,7 @@ const std::vector<SettingInfo>& table() {
       {"WGT_FFT_EXCHANGE", K::Choice, "complex or split", "split",
        "how the WebGPU Stockham FFT exchanges points between passes: `complex` (one vec2 array), `split` (the real "
        "and the imaginary parts in turn through an f32 array: half the workgroup memory, twice the barriers)",
-       0, 0, false, {"complex", "split"},
-       [](S& s, const SettingValue& v, const std::string& e) {
-         put(s.fft_exchange, e, static_cast<Settings::FftExchange>(v.num));
-       }},
+       0, 0, false, {"complex", "split"}, choice<&S::fft_exchange>},
       {"WGT_SPARSE_SCHEDULE", K::Choice, "auto, thread, group, binned, merge or adaptive", "auto",
        "WebGPU SpMV/SpMM schedule for every matrix (docs/sparse.md): `auto` chooses by the row statistics; "
        "`adaptive` (CSR-Adaptive row blocks) is SpMV's, SpMM then takes `merge`",

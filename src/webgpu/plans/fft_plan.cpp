@@ -71,10 +71,9 @@ void set_radices(FftShader& s, const std::vector<uint32_t>& r) {
   for (size_t i = 0; i < r.size(); ++i) s.radix[i] = static_cast<uint8_t>(r[i]);
 }
 
-// At most 256 invocations per workgroup for the default 16 points each; a smaller radix
-// (WGT_FFT_RADIX: 8 or 4, as plan_fft normalizes it) keeps the points per workgroup and takes
-// more invocations to hold them.
-uint64_t max_invocations(const Limits& l, uint32_t max_radix = 16) {
+// At most 4096 points per workgroup: 256 invocations of 16 points, 512 of 8 (the default) or
+// 1024 of 4 (max_radix as plan_fft normalizes WGT_FFT_RADIX).
+uint64_t max_invocations(const Limits& l, uint32_t max_radix) {
   const uint64_t cap = 256 * 16 / max_radix;
   return std::min<uint64_t>({cap, l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_size_x});
 }
